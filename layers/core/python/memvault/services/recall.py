@@ -1,0 +1,178 @@
+"""Recall (DESIGN section 4): both retrievers, absolute fused relevance, decay, boost, min_score,
+optional MMR, access tracking."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from memvault.config import RecallSettings
+from memvault.domain.errors import ValidationError
+from memvault.domain.models import (
+    Filters,
+    Memory,
+    RecallHit,
+    RecallQuery,
+    RecallResult,
+    Scope,
+)
+from memvault.domain.prompt import context_block
+from memvault.domain.scoring import (
+    Calibration,
+    boost,
+    decay,
+    fuse,
+    fuse_linear,
+    keyword_relevance,
+    mmr_order,
+    rrf,
+)
+from memvault.domain.text import analyze
+from memvault.ports import Clock, Embedder, MemoryRepository, SearchIndex, Vector
+
+log = logging.getLogger("memvault.recall")
+
+
+@dataclass
+class _Scored:
+    memory: Memory
+    vector: float
+    keyword: float
+    relevance: float
+    decay: float
+    boost: float
+
+    @property
+    def score(self) -> float:
+        return self.relevance * self.decay * self.boost
+
+
+class RecallService:
+    def __init__(
+        self,
+        *,
+        settings: RecallSettings,
+        memory_types: tuple[str, ...],
+        repository: MemoryRepository,
+        index: SearchIndex,
+        embedder: Embedder,
+        calibration: Calibration,
+        clock: Clock,
+    ) -> None:
+        self.settings = settings
+        self.memory_types = memory_types
+        self.repo = repository
+        self.index = index
+        self.embedder = embedder
+        self.calibration = calibration
+        self.clock = clock
+
+    def recall(self, scope: Scope, query: RecallQuery, *, max_security_rank: int = 3) -> RecallResult:
+        s = self.settings
+        for t in query.types:
+            if t not in self.memory_types:
+                raise ValidationError(f"types: unknown memory type {t!r}", field="types")
+        now = self.clock.now()
+        filters = Filters(
+            types=tuple(query.types),
+            tags=tuple(query.tags),
+            session_id=query.session_id,
+            max_security_rank=max_security_rank,
+            as_of=now,
+        )
+        depth = max(s.candidate_floor, s.candidate_per_k * query.top_k)
+        degraded = False
+        retrievers: list[str] = []
+
+        keyword_ranks: dict[str, int] = {}
+        keyword_ratio: dict[str, float] = {}
+        if query.mode != "vector":
+            terms = analyze(query.query) or analyze(query.query, drop_stopwords=False)
+            for rank, c in enumerate(self.index.search_keyword(scope, terms, limit=depth, filters=filters), 1):
+                keyword_ranks[c.id] = rank
+                keyword_ratio[c.id] = c.score
+            retrievers.append("keyword")
+
+        qvec: Vector | None = None
+        vector_ranks: dict[str, int] = {}
+        if query.mode != "keyword":
+            try:
+                qvec = self.embedder.embed_query(query.query)
+            except Exception:
+                log.exception("query embedding failed; recall degrades to keyword only")
+                degraded = True
+            if qvec is not None:
+                hits = self.index.search_vector(scope, qvec, limit=depth, filters=filters)
+                vector_ranks = {c.id: rank for rank, c in enumerate(hits, 1)}
+                retrievers.append("vector")
+
+        ids = list(dict.fromkeys([*keyword_ranks, *vector_ranks]))
+        memories = self.repo.get_many(scope, ids)
+        scored: list[_Scored] = []
+        for m in memories:
+            cosine = self._cosine(m, qvec)
+            v = self.calibration.relevance(cosine) if cosine is not None else 0.0
+            k = keyword_relevance(keyword_ratio.get(m.id, 0.0), s.keyword_half)
+            if query.mode == "keyword":
+                relevance = k
+            elif query.mode == "vector":
+                relevance = v
+            elif query.mode == "rrf":
+                relevance = rrf([keyword_ranks.get(m.id), vector_ranks.get(m.id)])
+            elif s.fusion == "linear":
+                relevance = fuse_linear(v, k, w_vector=s.w_vector, w_keyword=s.w_keyword)
+            else:
+                relevance = fuse(v, k, w_vector=s.w_vector, w_keyword=s.w_keyword)
+            scored.append(
+                _Scored(
+                    memory=m,
+                    vector=v,
+                    keyword=k,
+                    relevance=relevance,
+                    decay=decay(
+                        m.updated_at, now, half_life_days=s.half_life_days, floor=s.decay_floor, pinned=m.pinned
+                    ),
+                    boost=boost(m.importance, m.access_count),
+                )
+            )
+        min_score = s.min_score if query.min_score is None else query.min_score
+        scored = [x for x in scored if x.relevance >= min_score]
+        scored.sort(key=lambda x: (-x.score, x.memory.id))
+        if query.mmr and len(scored) > 1:
+            pool = scored[: depth]
+            vecs = np.array(
+                [x.memory.embedding or [0.0] * self.embedder.dimension for x in pool], dtype=np.float32
+            )
+            scored = [pool[i] for i in mmr_order([x.score for x in pool], vecs, k=query.top_k, lambda_=s.mmr_lambda)]
+        top = scored[: query.top_k]
+        if query.track_access and top:
+            try:
+                self.repo.touch(scope, [x.memory.id for x in top], now)
+            except Exception:  # access tracking is best effort; it never fails a recall
+                log.exception("access tracking failed")
+        hits = [
+            RecallHit(
+                memory=x.memory,
+                score=round(x.score, 6),
+                relevance=round(x.relevance, 6),
+                vector=round(x.vector, 6),
+                keyword=round(x.keyword, 6),
+                decay=round(x.decay, 6),
+                boost=round(x.boost, 6),
+            )
+            for x in top
+        ]
+        return RecallResult(
+            hits=hits,
+            degraded=degraded,
+            retrievers=retrievers,
+            prompt_block=context_block([h.memory for h in hits]),
+        )
+
+    @staticmethod
+    def _cosine(memory: Memory, qvec: Vector | None) -> float | None:
+        if qvec is None or not memory.embedding or len(memory.embedding) != len(qvec):
+            return None
+        return float(np.dot(np.asarray(memory.embedding, dtype=np.float32), qvec))
