@@ -46,7 +46,7 @@ class Settings(BaseSettings):
     redaction_patterns: list[str] = Field(default_factory=list)
     instruction_policy: Literal["flag", "reject", "quarantine"] = "flag"
     near_duplicate_threshold: float = Field(default=0.95, ge=0.5, le=1.0)
-    near_duplicate_min_overlap: float = Field(default=0.5, ge=0.0, le=1.0)
+    near_duplicate_min_overlap: float = Field(default=0.8, ge=0.0, le=1.0)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     snapshot: SnapshotSettings = Field(default_factory=SnapshotSettings)
 

@@ -4,7 +4,8 @@ time decay, importance/access boost, RRF and MMR.
 All relevance values are absolute (comparable across queries) so ``min_score`` means something:
 
 * vector: the raw cosine goes through the embedding model's calibration (a logistic fitted on
-  labelled pairs, ``memvault/calibration.json``) giving P(relevant | cosine) in [0, 1];
+  labelled pairs, ``memvault/calibration.json``, per language bucket where the model needs it)
+  giving P(relevant | cosine) in [0, 1];
 * keyword: adapters return BM25 divided by the BM25 an ideal document would get (every query term
   once, average length), ``ratio``; it saturates as ``(1 + h) * r / (r + h)`` clipped to 1;
 * fusion ("noisy_or"): ``1 - (1 - v) ** (wv / wmax) * (1 - k) ** (wk / wmax)``. The stronger
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -30,25 +32,59 @@ FusionMethod = Literal["noisy_or", "linear", "rrf"]
 RRF_K = 60
 
 
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff_]+")
+
+LangBucket = Literal["en", "zh", "mixed"]
+
+
+def is_mostly_cjk(text: str) -> bool:
+    """True when CJK ideographs are at least half of the tokens (each ideograph one token, each run of
+    other letters/digits one token), so "Python 版本要求" is CJK and "POST /memories 413" is not."""
+    cjk = len(_CJK_CHAR.findall(text))
+    other = len(_WORD.findall(text))
+    return cjk > 0 and cjk >= other
+
+
+def lang_bucket(query_cjk: bool, memory_cjk: bool) -> LangBucket:
+    """"zh" when both sides are mostly Chinese, "en" when neither is, else "mixed"."""
+    if query_cjk and memory_cjk:
+        return "zh"
+    if not query_cjk and not memory_cjk:
+        return "en"
+    return "mixed"
+
+
 @dataclass(frozen=True)
-class Calibration:
+class Curve:
     """Logistic map from raw cosine to P(relevant): ``1 / (1 + exp(-(a * cos + b)))``."""
 
     a: float
     b: float
 
-    def relevance(self, cosine: float) -> float:
+    def __call__(self, cosine: float) -> float:
         return 1.0 / (1.0 + math.exp(-(self.a * cosine + self.b)))
 
-    def relevance_array(self, cosines: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
-        z: npt.NDArray[np.float64] = -(self.a * cosines.astype(np.float64) + self.b)
-        return 1.0 / (1.0 + np.exp(z))
+
+@dataclass(frozen=True)
+class Calibration:
+    """A model's calibration: one curve, and optionally one per language bucket (e5 needs them:
+    it scores any two Chinese texts ~0.06 higher than two English ones, so one curve cannot fit
+    both; see bench/results/calibration.md)."""
+
+    a: float
+    b: float
+    by_lang: dict[str, Curve] = field(default_factory=dict)
+
+    def relevance(self, cosine: float, bucket: LangBucket | None = None) -> float:
+        curve = self.by_lang.get(bucket) if bucket else None
+        return (curve or Curve(self.a, self.b))(cosine)
 
 
 @cache
-def _calibration_table() -> dict[str, dict[str, float]]:
+def _calibration_table() -> dict[str, dict[str, Any]]:
     text = resources.files("memvault").joinpath("calibration.json").read_text(encoding="utf-8")
-    data: dict[str, dict[str, float]] = json.loads(text)
+    data: dict[str, dict[str, Any]] = json.loads(text)
     return data
 
 
@@ -61,7 +97,8 @@ def calibration_for(model_id: str) -> Calibration:
             "run scripts/fit_calibration.py and commit memvault/calibration.json"
         )
     entry = table[model_id]
-    return Calibration(a=float(entry["a"]), b=float(entry["b"]))
+    by_lang = {k: Curve(float(v["a"]), float(v["b"])) for k, v in entry.get("by_lang", {}).items()}
+    return Calibration(a=float(entry["a"]), b=float(entry["b"]), by_lang=by_lang)
 
 
 def keyword_relevance(ratio: float, half: float = 0.5) -> float:

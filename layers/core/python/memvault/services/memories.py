@@ -36,7 +36,7 @@ from memvault.domain.models import (
     valid_ulid,
 )
 from memvault.domain.redaction import redact
-from memvault.domain.scoring import Calibration
+from memvault.domain.scoring import Calibration, is_mostly_cjk, lang_bucket
 from memvault.domain.text import analyze
 from memvault.ports import (
     Clock,
@@ -70,8 +70,11 @@ def request_hash(scope: Scope, command: SaveCommand) -> str:
 
 
 def _overlap(a: str, b: str) -> float:
+    """Token Jaccard of two texts; 0 when their numbers or identifiers differ (a different fact)."""
     ta, tb = set(analyze(a)), set(analyze(b))
     if not ta or not tb:
+        return 0.0
+    if {t for t in ta if any(c.isdigit() for c in t)} != {t for t in tb if any(c.isdigit() for c in t)}:
         return 0.0
     return len(ta & tb) / len(ta | tb)
 
@@ -282,7 +285,10 @@ class MemoryService:
     def _near_duplicate(self, scope: Scope, cmd: SaveCommand, content: str, vector: Vector) -> Memory | None:
         filters = Filters(types=(cmd.type,), session_id=cmd.session_id)
         hits = self.index.search_vector(scope, vector, limit=1, filters=filters)
-        if not hits or self.calibration.relevance(hits[0].score) < self.settings.near_duplicate_threshold:
+        if not hits:
+            return None
+        cjk = is_mostly_cjk(content)
+        if self.calibration.relevance(hits[0].score, lang_bucket(cjk, cjk)) < self.settings.near_duplicate_threshold:
             return None
         existing = self.repo.get(scope, hits[0].id)
         if existing is None or existing.session_id != cmd.session_id:

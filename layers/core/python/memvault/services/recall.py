@@ -25,7 +25,9 @@ from memvault.domain.scoring import (
     decay,
     fuse,
     fuse_linear,
+    is_mostly_cjk,
     keyword_relevance,
+    lang_bucket,
     mmr_order,
     rrf,
 )
@@ -111,9 +113,12 @@ class RecallService:
         ids = list(dict.fromkeys([*keyword_ranks, *vector_ranks]))
         memories = self.repo.get_many(scope, ids)
         scored: list[_Scored] = []
+        query_cjk = is_mostly_cjk(query.query)
         for m in memories:
             cosine = self._cosine(m, qvec)
-            v = self.calibration.relevance(cosine) if cosine is not None else 0.0
+            v = 0.0
+            if cosine is not None:
+                v = self.calibration.relevance(cosine, lang_bucket(query_cjk, is_mostly_cjk(m.content)))
             k = keyword_relevance(keyword_ratio.get(m.id, 0.0), s.keyword_half)
             if query.mode == "keyword":
                 relevance = k
