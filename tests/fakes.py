@@ -81,11 +81,23 @@ class InMemoryMemoryRepository:
         if idempotency:
             self._idem[(idempotency.tenant_id, idempotency.key)] = idempotency
 
-    def update(self, memory: Memory, expected_version: int, idempotency: IdempotencyRecord | None = None) -> None:
+    def create_many(self, memories: Sequence[Memory]) -> None:
+        if any(m.id in self._scope(m.scope) for m in memories) or len({m.id for m in memories}) < len(
+            memories
+        ):
+            raise VersionConflictError("a memory with one of these ids exists", field="id")
+        for m in memories:
+            self.create(m)
+
+    def update(
+        self, memory: Memory, expected_version: int, idempotency: IdempotencyRecord | None = None
+    ) -> None:
         store = self._scope(memory.scope)
         current = store.get(memory.id)
         if current is None or current.version != expected_version:
-            raise VersionConflictError(f"memory {memory.id} is not at version {expected_version}", field="version")
+            raise VersionConflictError(
+                f"memory {memory.id} is not at version {expected_version}", field="version"
+            )
         stored = copy.deepcopy(memory)
         stored.access_count, stored.accessed_at = current.access_count, current.accessed_at
         store[memory.id] = stored
@@ -98,11 +110,13 @@ class InMemoryMemoryRepository:
         if current is None:
             return False
         if expected_version is not None and current.version != expected_version:
-            raise VersionConflictError(f"memory {memory_id} is not at version {expected_version}", field="version")
+            raise VersionConflictError(
+                f"memory {memory_id} is not at version {expected_version}", field="version"
+            )
         del store[memory_id]
         return True
 
-    def list(self, scope: Scope, query: ListQuery) -> Page:
+    def list_page(self, scope: Scope, query: ListQuery) -> Page:
         items = [
             m
             for m in self._scope(scope).values()
@@ -170,7 +184,9 @@ class InMemorySearchIndex:
         for i in memory_ids:
             docs.pop(i, None)
 
-    def search_keyword(self, scope: Scope, terms: Sequence[str], *, limit: int, filters: Filters) -> list[Candidate]:
+    def search_keyword(
+        self, scope: Scope, terms: Sequence[str], *, limit: int, filters: Filters
+    ) -> list[Candidate]:
         query = list(dict.fromkeys(t for t in terms if t))
         all_docs = [d for docs in self._docs.values() for d in docs.values()]
         total = len(all_docs)
@@ -204,6 +220,8 @@ class InMemorySearchIndex:
         for m, _ in self._docs.get(scope.key, {}).values():
             if m.embedding is None or not _visible(m, filters):
                 continue
-            out.append(Candidate(id=m.id, score=float(np.dot(np.asarray(m.embedding, dtype=np.float32), vector))))
+            out.append(
+                Candidate(id=m.id, score=float(np.dot(np.asarray(m.embedding, dtype=np.float32), vector)))
+            )
         out.sort(key=lambda c: -c.score)
         return out[:limit]

@@ -44,16 +44,25 @@ def test_memory_of_scope_a_is_invisible_through_scope_b(
     assert storage.repo.get_many(other, [m.id]) == []
     assert storage.repo.find_by_hash(other, m.content_hash, None) is None
     assert storage.repo.count(other) == 0
-    assert storage.repo.list(other, ListQuery()).items == []
+    assert storage.repo.list_page(other, ListQuery()).items == []
     assert storage.repo.pinned(other, Filters(), 10) == []
     assert storage.repo.recent(other, T0 - timedelta(days=1), Filters(), 10) == []
     assert list(storage.repo.iter_scope(other)) == []
-    assert storage.index.search_keyword(other, analyze("bluebird codename"), limit=10, filters=Filters()) == []
+    assert (
+        storage.index.search_keyword(other, analyze("bluebird codename"), limit=10, filters=Filters()) == []
+    )
     assert storage.index.search_vector(other, emb.embed_query("bluebird"), limit=10, filters=Filters()) == []
     # not updated or deleted through the other scope either
     assert storage.repo.delete(other, m.id) is False
-    forged = m.model_copy(update={"tenant_id": other.tenant_id, "agent_id": other.agent_id,
-                                  "user_id": other.user_id, "content": "hijacked", "version": 2})
+    forged = m.model_copy(
+        update={
+            "tenant_id": other.tenant_id,
+            "agent_id": other.agent_id,
+            "user_id": other.user_id,
+            "content": "hijacked",
+            "version": 2,
+        }
+    )
     with pytest.raises(VersionConflictError):
         storage.repo.update(forged, expected_version=1)
     storage.repo.touch(other, [m.id], T0)
@@ -94,26 +103,33 @@ def test_delete_with_stale_version_is_refused(storage: Storage, make_memory: Mem
 
 def test_list_pages_newest_first_with_filters(storage: Storage, make_memory: MemoryFactory) -> None:
     for i in range(7):
-        storage.put(make_memory(A, f"note {i}", created_at=T0 + timedelta(minutes=i),
-                                type="todo" if i % 2 else "fact", tags=["odd"] if i % 2 else []))
-    first = storage.repo.list(A, ListQuery(limit=3))
+        storage.put(
+            make_memory(
+                A,
+                f"note {i}",
+                created_at=T0 + timedelta(minutes=i),
+                type="todo" if i % 2 else "fact",
+                tags=["odd"] if i % 2 else [],
+            )
+        )
+    first = storage.repo.list_page(A, ListQuery(limit=3))
     assert [m.content for m in first.items] == ["note 6", "note 5", "note 4"]
     assert first.next_cursor
-    second = storage.repo.list(A, ListQuery(limit=3, cursor=first.next_cursor))
+    second = storage.repo.list_page(A, ListQuery(limit=3, cursor=first.next_cursor))
     assert [m.content for m in second.items] == ["note 3", "note 2", "note 1"]
-    third = storage.repo.list(A, ListQuery(limit=3, cursor=second.next_cursor))
+    third = storage.repo.list_page(A, ListQuery(limit=3, cursor=second.next_cursor))
     assert [m.content for m in third.items] == ["note 0"] and third.next_cursor is None
-    todos = storage.repo.list(A, ListQuery(types=("todo",)))
+    todos = storage.repo.list_page(A, ListQuery(types=("todo",)))
     assert {m.content for m in todos.items} == {"note 1", "note 3", "note 5"}
-    tagged = storage.repo.list(A, ListQuery(tags=("odd",)))
+    tagged = storage.repo.list_page(A, ListQuery(tags=("odd",)))
     assert len(tagged.items) == 3
 
 
 def test_archived_memories_are_hidden_unless_asked(storage: Storage, make_memory: MemoryFactory) -> None:
     m = storage.put(make_memory(A, "old runbook for kafka", archived=True))
     assert storage.repo.count(A) == 0 and storage.repo.count(A, include_archived=True) == 1
-    assert storage.repo.list(A, ListQuery()).items == []
-    assert len(storage.repo.list(A, ListQuery(include_archived=True)).items) == 1
+    assert storage.repo.list_page(A, ListQuery()).items == []
+    assert len(storage.repo.list_page(A, ListQuery(include_archived=True)).items) == 1
     assert storage.index.search_keyword(A, analyze("kafka"), limit=5, filters=Filters()) == []
     assert storage.index.search_vector(A, emb.embed_query("kafka runbook"), limit=5, filters=Filters()) == []
     both = Filters(include_archived=True)
@@ -202,3 +218,16 @@ def test_recent_and_pinned(storage: Storage, make_memory: MemoryFactory) -> None
     assert [m.id for m in recent] == [new.id]
     assert [m.id for m in storage.repo.pinned(A, Filters(), 10)] == [pin.id]
     assert old.id not in {m.id for m in recent}
+
+
+def test_create_many_is_all_or_nothing(storage: Storage, make_memory: MemoryFactory) -> None:
+    batch = [make_memory(A, f"bulk item {i}") for i in range(5)]
+    storage.repo.create_many(batch)
+    if not storage.index.maintained_by_repository:
+        storage.index.upsert(batch)
+    assert storage.repo.count(A) == 5
+    assert len(storage.index.search_keyword(A, analyze("bulk item"), limit=10, filters=Filters())) == 5
+    clash = [make_memory(A, "new one"), batch[0]]
+    with pytest.raises(VersionConflictError):
+        storage.repo.create_many(clash)
+    assert storage.repo.count(A) == 5

@@ -41,8 +41,13 @@ def test_scenario1_chinese_lesson_is_recalled_first_by_meaning(stack: tuple[Serv
     target = svc.memories.save(
         S, SaveCommand(type="pattern", content="急跌后反弹信号2小时内有效", tags=["trading", "lesson"])
     ).memory
-    for text in ["用户喜欢小狗", "上周二网关证书过期，导致接口报错四十分钟", "User prefers dark mode in the IDE",
-                 "季度报告需要在每月5号前提交", "The staging database runs PostgreSQL 16"]:
+    for text in [
+        "用户喜欢小狗",
+        "上周二网关证书过期，导致接口报错四十分钟",
+        "User prefers dark mode in the IDE",
+        "季度报告需要在每月5号前提交",
+        "The staging database runs PostgreSQL 16",
+    ]:
         svc.memories.save(S, SaveCommand(type="fact", content=text))
     result = svc.recall.recall(S, RecallQuery(query="市场暴跌后的反弹规律"))
     assert result.hits[0].memory.id == target.id
@@ -55,17 +60,30 @@ def test_scenario2_newer_of_two_equally_relevant_memories_ranks_first(
 ) -> None:
     svc, clock = stack
     clock.current = T0 - timedelta(days=30)
-    old = svc.memories.save(S, SaveCommand(type="fact", content="The nightly ETL job writes to the sales warehouse")).memory
+    old = svc.memories.save(
+        S, SaveCommand(type="fact", content="The nightly ETL job writes to the sales warehouse")
+    ).memory
     clock.current = T0 - timedelta(days=1)
-    new = svc.memories.save(S, SaveCommand(type="episode", content="The nightly ETL job writes to the sales warehouse")).memory
+    new = svc.memories.save(
+        S, SaveCommand(type="episode", content="The nightly ETL job writes to the sales warehouse")
+    ).memory
     clock.current = T0
     hits = svc.recall.recall(S, RecallQuery(query="where does the nightly ETL write?")).hits
     assert [h.memory.id for h in hits[:2]] == [new.id, old.id]
 
 
 def test_scenario3_snapshot_over_1000_memories_fits_budget(stack: tuple[Services, FixedClock]) -> None:
-    svc, clock = stack
-    topics = ["queue depth", "disk usage", "error rate", "latency", "cron job", "deploy", "cache hit", "backup"]
+    svc, _ = stack
+    topics = [
+        "queue depth",
+        "disk usage",
+        "error rate",
+        "latency",
+        "cron job",
+        "deploy",
+        "cache hit",
+        "backup",
+    ]
     commands = [
         SaveCommand(
             type="episode",
@@ -76,7 +94,9 @@ def test_scenario3_snapshot_over_1000_memories_fits_budget(stack: tuple[Services
     ]
     for start in range(0, 1000, 100):
         svc.memories.save_batch(S, commands[start : start + 100], trusted=True)
-    svc.memories.save(S, SaveCommand(type="decision", content="Page the on-call if two hourly checks fail", pinned=True))
+    svc.memories.save(
+        S, SaveCommand(type="decision", content="Page the on-call if two hourly checks fail", pinned=True)
+    )
     assert svc.repository.count(S) == 1001
     snap = svc.snapshot.snapshot(S, SnapshotRequest(trigger="cron: hourly_check"))
     reasons = [i.reason for i in snap.items]
@@ -100,8 +120,12 @@ def test_chinese_two_character_word_is_found_by_keyword(stack: tuple[Services, F
 def test_identifier_the_model_cannot_relate_still_ranks_first(stack: tuple[Services, FixedClock]) -> None:
     svc, _ = stack
     for i in range(20):
-        svc.memories.save(S, SaveCommand(type="episode", content=f"deploy {i} of the checkout service went fine"))
-    target = svc.memories.save(S, SaveCommand(type="fact", content="Checkout fails with ERR_4711 when the cart is empty")).memory
+        svc.memories.save(
+            S, SaveCommand(type="episode", content=f"deploy {i} of the checkout service went fine")
+        )
+    target = svc.memories.save(
+        S, SaveCommand(type="fact", content="Checkout fails with ERR_4711 when the cart is empty")
+    ).memory
     hits = svc.recall.recall(S, RecallQuery(query="ERR_4711")).hits
     assert hits[0].memory.id == target.id
     assert hits[0].relevance >= 0.6

@@ -64,11 +64,17 @@ def test_save_with_same_name_and_type_updates_in_place(svc: Services) -> None:
 
 
 def test_near_duplicate_of_same_type_updates_instead_of_twin(svc: Services) -> None:
-    a = svc.memories.save(S, SaveCommand(type="fact", content="the build cache lives in s3 bucket alpha-cache"))
-    b = svc.memories.save(S, SaveCommand(type="fact", content="the build cache lives in s3 bucket alpha-cache!"))
+    a = svc.memories.save(
+        S, SaveCommand(type="fact", content="the build cache lives in s3 bucket alpha-cache")
+    )
+    b = svc.memories.save(
+        S, SaveCommand(type="fact", content="the build cache lives in s3 bucket alpha-cache!")
+    )
     # the hashing embedder makes these identical vectors; same type -> update, not a twin
     assert b.action in {"updated", "unchanged"} and b.memory.id == a.memory.id
-    c = svc.memories.save(S, SaveCommand(type="decision", content="the build cache lives in s3 bucket alpha-cache"))
+    c = svc.memories.save(
+        S, SaveCommand(type="decision", content="the build cache lives in s3 bucket alpha-cache")
+    )
     assert c.action == "created" and c.memory.id != a.memory.id
 
 
@@ -136,7 +142,9 @@ def test_batch_embeds_once_and_reports_each_item(clock: FixedClock) -> None:
             return super().embed_documents(texts)
 
     svc = build(clock, Counting(128))
-    results = svc.memories.save_batch(S, [SaveCommand(type="fact", content=f"item {i} zz{i}") for i in range(10)])
+    results = svc.memories.save_batch(
+        S, [SaveCommand(type="fact", content=f"item {i} zz{i}") for i in range(10)]
+    )
     assert [r.action for r in results] == ["created"] * 10
     assert calls == [10]
     with pytest.raises(ValidationError):
@@ -180,9 +188,11 @@ def test_update_requires_current_version(svc: Services) -> None:
 
 def test_other_scopes_get_the_same_not_found(svc: Services) -> None:
     mid = save(svc, "private")
-    for other in (Scope(tenant_id="evil", agent_id="helper", user_id="alice"),
-                  Scope(tenant_id="acme", agent_id="other", user_id="alice"),
-                  Scope(tenant_id="acme", agent_id="helper", user_id="bob")):
+    for other in (
+        Scope(tenant_id="evil", agent_id="helper", user_id="alice"),
+        Scope(tenant_id="acme", agent_id="other", user_id="alice"),
+        Scope(tenant_id="acme", agent_id="helper", user_id="bob"),
+    ):
         with pytest.raises(NotFoundError):
             svc.memories.get(other, mid)
         with pytest.raises(NotFoundError):

@@ -90,6 +90,10 @@ class MemoryRepository(Protocol):
         """Insert a new memory (and its idempotency record) atomically."""
         ...
 
+    def create_many(self, memories: Sequence[Memory]) -> None:
+        """Insert many new memories at once (imports, bulk loads): all or nothing."""
+        ...
+
     def update(
         self, memory: Memory, expected_version: int, idempotency: IdempotencyRecord | None = None
     ) -> None:
@@ -100,7 +104,7 @@ class MemoryRepository(Protocol):
         """Delete; False when there is no such memory in ``scope``."""
         ...
 
-    def list(self, scope: Scope, query: ListQuery) -> Page: ...
+    def list_page(self, scope: Scope, query: ListQuery) -> Page: ...
 
     def count(self, scope: Scope, include_archived: bool = False) -> int: ...
 

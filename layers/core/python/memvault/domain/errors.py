@@ -1,4 +1,4 @@
-"""Domain errors. Every error carries a machine-readable ``code``; the API maps classes to HTTP in one table."""
+"""Domain errors. Each carries a machine-readable ``code``; the API maps classes to HTTP in one table."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ def is_mostly_cjk(text: str) -> bool:
 
 
 def lang_bucket(query_cjk: bool, memory_cjk: bool) -> LangBucket:
-    """"zh" when both sides are mostly Chinese, "en" when neither is, else "mixed"."""
+    """ "zh" when both sides are mostly Chinese, "en" when neither is, else "mixed"."""
     if query_cjk and memory_cjk:
         return "zh"
     if not query_cjk and not memory_cjk:
@@ -116,7 +116,7 @@ def fuse(vector: float, keyword: float, *, w_vector: float, w_keyword: float) ->
     v = min(max(vector, 0.0), 1.0)
     k = min(max(keyword, 0.0), 1.0)
     miss = (1.0 - v) ** (w_vector / w_max) * (1.0 - k) ** (w_keyword / w_max)
-    return 1.0 - miss
+    return float(1.0 - miss)
 
 
 def fuse_linear(vector: float, keyword: float, *, w_vector: float, w_keyword: float) -> float:
@@ -140,7 +140,7 @@ def decay(updated_at: datetime, now: datetime, *, half_life_days: float, floor: 
     if pinned:
         return 1.0
     age_days = max(0.0, (now - updated_at).total_seconds() / 86400.0)
-    return floor + (1.0 - floor) * 0.5 ** (age_days / half_life_days)
+    return float(floor + (1.0 - floor) * 0.5 ** (age_days / half_life_days))
 
 
 def boost(importance: float, access_count: int) -> float:

@@ -19,6 +19,7 @@ from memvault.domain.errors import (
     NotFoundError,
     PoisoningRejectedError,
     ValidationError,
+    VersionConflictError,
 )
 from memvault.domain.indexing import content_hash, document_text
 from memvault.domain.models import (
@@ -28,6 +29,7 @@ from memvault.domain.models import (
     Filters,
     Memory,
     Page,
+    SaveAction,
     SaveCommand,
     SaveResult,
     Scope,
@@ -134,14 +136,16 @@ class MemoryService:
         s = self.settings
         if command.type not in s.memory_types:
             raise ValidationError(
-                f"{field_prefix}type: unknown memory type {command.type!r}; one of {', '.join(s.memory_types)}",
+                f"{field_prefix}type: unknown memory type {command.type!r};"
+                f" one of {', '.join(s.memory_types)}",
                 field=f"{field_prefix}type",
             )
         if not command.content.strip():
             raise ValidationError(f"{field_prefix}content: must not be empty", field=f"{field_prefix}content")
         if len(command.content) > s.max_content_chars:
             raise ValidationError(
-                f"{field_prefix}content: at most {s.max_content_chars} characters (got {len(command.content)})",
+                f"{field_prefix}content: at most {s.max_content_chars} characters"
+                f" (got {len(command.content)})",
                 field=f"{field_prefix}content",
             )
         content, name, description = command.content, command.name, command.description
@@ -160,7 +164,9 @@ class MemoryService:
             flags.append("instruction_like")
             if s.instruction_policy == "quarantine":
                 flags.append("quarantined")
-        return _Prepared(command, content, name, description, level, flags, content_hash(command.type, content))
+        return _Prepared(
+            command, content, name, description, level, flags, content_hash(command.type, content)
+        )
 
     def _text_of(self, p: _Prepared) -> str:
         return "\n".join(x for x in (p.name, p.description, p.content) if x)
@@ -260,7 +266,7 @@ class MemoryService:
         return self._finish(scope, cmd, memory, "created", None)
 
     def _finish(
-        self, scope: Scope, cmd: SaveCommand, memory: Memory, action: str, expected_version: int | None
+        self, scope: Scope, cmd: SaveCommand, memory: Memory, action: SaveAction, expected_version: int | None
     ) -> SaveResult:
         idem = None
         if cmd.idempotency_key is not None:
@@ -280,7 +286,7 @@ class MemoryService:
             self.repo.update(memory, memory.version, idem)
         if action != "unchanged" and not self.index.maintained_by_repository:
             self.index.upsert([memory])
-        return SaveResult(memory=memory, action=action)  # type: ignore[arg-type]
+        return SaveResult(memory=memory, action=action)
 
     def _near_duplicate(self, scope: Scope, cmd: SaveCommand, content: str, vector: Vector) -> Memory | None:
         filters = Filters(types=(cmd.type,), session_id=cmd.session_id)
@@ -288,7 +294,10 @@ class MemoryService:
         if not hits:
             return None
         cjk = is_mostly_cjk(content)
-        if self.calibration.relevance(hits[0].score, lang_bucket(cjk, cjk)) < self.settings.near_duplicate_threshold:
+        if (
+            self.calibration.relevance(hits[0].score, lang_bucket(cjk, cjk))
+            < self.settings.near_duplicate_threshold
+        ):
             return None
         existing = self.repo.get(scope, hits[0].id)
         if existing is None or existing.session_id != cmd.session_id:
@@ -311,8 +320,6 @@ class MemoryService:
     ) -> Memory:
         current = self.get(scope, memory_id)
         if expected_version is not None and current.version != expected_version:
-            from memvault.domain.errors import VersionConflictError
-
             raise VersionConflictError(
                 f"memory {memory_id} is at version {current.version}, not {expected_version}", field="version"
             )
@@ -349,7 +356,9 @@ class MemoryService:
             vectors = self._embed([document_text(updated)])
             updated.embedding = None if vectors is None else [float(x) for x in vectors[0]]
             updated.embedding_model = self.embedder.model_id if vectors is not None else None
-            updated.embedding_status = EmbeddingStatus.READY if vectors is not None else EmbeddingStatus.PENDING
+            updated.embedding_status = (
+                EmbeddingStatus.READY if vectors is not None else EmbeddingStatus.PENDING
+            )
         self.repo.update(updated, current.version)
         if not self.index.maintained_by_repository:
             self.index.upsert([updated])
@@ -361,7 +370,7 @@ class MemoryService:
         if not self.index.maintained_by_repository:
             self.index.remove(scope, [memory_id])
 
-    def list(
+    def list_page(
         self,
         scope: Scope,
         *,
@@ -382,4 +391,4 @@ class MemoryService:
             limit=limit,
             cursor=cursor,
         )
-        return self.repo.list(scope, query)
+        return self.repo.list_page(scope, query)

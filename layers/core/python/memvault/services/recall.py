@@ -92,7 +92,9 @@ class RecallService:
         keyword_ratio: dict[str, float] = {}
         if query.mode != "vector":
             terms = analyze(query.query) or analyze(query.query, drop_stopwords=False)
-            for rank, c in enumerate(self.index.search_keyword(scope, terms, limit=depth, filters=filters), 1):
+            for rank, c in enumerate(
+                self.index.search_keyword(scope, terms, limit=depth, filters=filters), 1
+            ):
                 keyword_ranks[c.id] = rank
                 keyword_ratio[c.id] = c.score
             retrievers.append("keyword")
@@ -106,8 +108,8 @@ class RecallService:
                 log.exception("query embedding failed; recall degrades to keyword only")
                 degraded = True
             if qvec is not None:
-                hits = self.index.search_vector(scope, qvec, limit=depth, filters=filters)
-                vector_ranks = {c.id: rank for rank, c in enumerate(hits, 1)}
+                found = self.index.search_vector(scope, qvec, limit=depth, filters=filters)
+                vector_ranks = {c.id: rank for rank, c in enumerate(found, 1)}
                 retrievers.append("vector")
 
         ids = list(dict.fromkeys([*keyword_ranks, *vector_ranks]))
@@ -137,7 +139,11 @@ class RecallService:
                     keyword=k,
                     relevance=relevance,
                     decay=decay(
-                        m.updated_at, now, half_life_days=s.half_life_days, floor=s.decay_floor, pinned=m.pinned
+                        m.updated_at,
+                        now,
+                        half_life_days=s.half_life_days,
+                        floor=s.decay_floor,
+                        pinned=m.pinned,
                     ),
                     boost=boost(m.importance, m.access_count),
                 )
@@ -146,11 +152,13 @@ class RecallService:
         scored = [x for x in scored if x.relevance >= min_score]
         scored.sort(key=lambda x: (-x.score, x.memory.id))
         if query.mmr and len(scored) > 1:
-            pool = scored[: depth]
+            pool = scored[:depth]
             vecs = np.array(
                 [x.memory.embedding or [0.0] * self.embedder.dimension for x in pool], dtype=np.float32
             )
-            scored = [pool[i] for i in mmr_order([x.score for x in pool], vecs, k=query.top_k, lambda_=s.mmr_lambda)]
+            scored = [
+                pool[i] for i in mmr_order([x.score for x in pool], vecs, k=query.top_k, lambda_=s.mmr_lambda)
+            ]
         top = scored[: query.top_k]
         if query.track_access and top:
             try:

@@ -85,7 +85,9 @@ class SnapshotService:
             texts[i] = shorter
         block = render(n)
         items = [
-            SnapshotItem(memory=m, reason=reason, text=texts[i], tokens=estimate_tokens(memory_line(m, texts[i])))
+            SnapshotItem(
+                memory=m, reason=reason, text=texts[i], tokens=estimate_tokens(memory_line(m, texts[i]))
+            )
             for i, (m, reason) in enumerate(chosen[:n])
         ]
         return Snapshot(items=items, prompt_block=block, tokens=estimate_tokens(block), token_budget=budget)

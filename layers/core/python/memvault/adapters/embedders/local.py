@@ -52,7 +52,8 @@ class E5Embedder:
     def embed_query(self, text: str) -> Vector:
         with self._lock:
             out = self._model.query(text)
-        return _normalize(out)[0]
+        vector: Vector = _normalize(out)[0]
+        return vector
 
 
 class UseEmbedder:
@@ -78,4 +79,5 @@ class UseEmbedder:
         return self._encode(list(texts))
 
     def embed_query(self, text: str) -> Vector:
-        return self._encode([text])[0]
+        vector: Vector = self._encode([text])[0]
+        return vector

@@ -113,7 +113,9 @@ class SqliteDatabase:
             conn.execute("COMMIT")
 
     def next_seq(self, conn: sqlite3.Connection) -> int:
-        row = conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'seq' RETURNING value").fetchone()
+        row = conn.execute(
+            "UPDATE counters SET value = value + 1 WHERE name = 'seq' RETURNING value"
+        ).fetchone()
         return int(row[0])
 
     def schema_version(self) -> int:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from memvault.adapters.local.sqlite_db import SqliteDatabase
-from memvault.domain.errors import VersionConflictError
+from memvault.domain.errors import ValidationError, VersionConflictError
 from memvault.domain.indexing import document_terms
 from memvault.domain.models import Filters, Memory, Page, Scope
 from memvault.ports import Candidate, IdempotencyRecord, ListQuery, Vector
@@ -145,7 +145,7 @@ class SqliteMemoryRepository:
         )
         return _row_to_memory(row) if row else None
 
-    def list(self, scope: Scope, query: ListQuery) -> Page:
+    def list_page(self, scope: Scope, query: ListQuery) -> Page:
         clauses = ["scope_key = ?"]
         params: list[Any] = [scope.key]
         if not query.include_archived:
@@ -237,7 +237,8 @@ class SqliteMemoryRepository:
             rows = (
                 self.db.connection()
                 .execute(
-                    f"SELECT {_COLS}, rowid FROM memories WHERE scope_key = ? AND rowid > ? ORDER BY rowid LIMIT 500",
+                    f"SELECT {_COLS}, rowid FROM memories WHERE scope_key = ? AND rowid > ?"
+                    " ORDER BY rowid LIMIT 500",
                     (scope.key, last),
                 )
                 .fetchall()
@@ -251,34 +252,46 @@ class SqliteMemoryRepository:
     # -- writes ------------------------------------------------------------------------------
     def create(self, memory: Memory, idempotency: IdempotencyRecord | None = None) -> None:
         with self.db.transaction() as tx:
-            seq = self.db.next_seq(tx)
-            cur = tx.execute(
-                "INSERT INTO memories (id, scope_key, tenant_id, agent_id, user_id, session_id, type, name,"
-                " content_hash, archived, pinned, security_rank, created_at, updated_at, expires_at, version,"
-                " access_count, accessed_at, body, embedding, embedding_model, seq)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    memory.id,
-                    memory.scope.key,
-                    memory.tenant_id,
-                    memory.agent_id,
-                    memory.user_id,
-                    memory.session_id,
-                    *self._columns(memory),
-                    memory.access_count,
-                    _ts(memory.accessed_at),
-                    self._body(memory),
-                    _pack(memory.embedding),
-                    memory.embedding_model,
-                    seq,
-                ),
-            )
-            rowid = int(cur.lastrowid or 0)
-            self._write_derived(tx, rowid, memory, new=True)
+            self._insert(tx, memory)
             if idempotency:
                 self._put_idempotency(tx, idempotency)
 
-    def update(self, memory: Memory, expected_version: int, idempotency: IdempotencyRecord | None = None) -> None:
+    def create_many(self, memories: Sequence[Memory]) -> None:
+        """Insert many new memories in one transaction (imports, bulk loads): all or nothing."""
+        with self.db.transaction() as tx:
+            for memory in memories:
+                self._insert(tx, memory)
+
+    def _insert(self, tx: sqlite3.Connection, memory: Memory) -> None:
+        seq = self.db.next_seq(tx)
+        if tx.execute("SELECT 1 FROM memories WHERE id = ?", (memory.id,)).fetchone():
+            raise VersionConflictError(f"memory {memory.id} already exists", field="id")
+        cur = tx.execute(
+            "INSERT INTO memories (id, scope_key, tenant_id, agent_id, user_id, session_id, type, name,"
+            " content_hash, archived, pinned, security_rank, created_at, updated_at, expires_at, version,"
+            " access_count, accessed_at, body, embedding, embedding_model, seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory.id,
+                memory.scope.key,
+                memory.tenant_id,
+                memory.agent_id,
+                memory.user_id,
+                memory.session_id,
+                *self._columns(memory),
+                memory.access_count,
+                _ts(memory.accessed_at),
+                self._body(memory),
+                _pack(memory.embedding),
+                memory.embedding_model,
+                seq,
+            ),
+        )
+        self._write_derived(tx, int(cur.lastrowid or 0), memory, new=True)
+
+    def update(
+        self, memory: Memory, expected_version: int, idempotency: IdempotencyRecord | None = None
+    ) -> None:
         with self.db.transaction() as tx:
             row = tx.execute(
                 "SELECT rowid, version FROM memories WHERE scope_key = ? AND id = ?",
@@ -379,7 +392,8 @@ class SqliteMemoryRepository:
     @staticmethod
     def _put_idempotency(tx: sqlite3.Connection, rec: IdempotencyRecord) -> None:
         tx.execute(
-            "INSERT INTO idempotency (tenant_id, key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO idempotency (tenant_id, key, request_hash, response, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
             (rec.tenant_id, rec.key, rec.request_hash, json.dumps(rec.response), _ts(rec.created_at)),
         )
 
@@ -389,8 +403,6 @@ def encode_cursor(created_at: str, memory_id: str) -> str:
 
 
 def decode_cursor(cursor: str) -> tuple[str, str]:
-    from memvault.domain.errors import ValidationError
-
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         created, memory_id = raw.split("|", 1)
@@ -488,7 +500,9 @@ class SqliteSearchIndex:
         """No-op: the repository deletes terms and vectors in the record's own transaction."""
 
     # -- keyword -----------------------------------------------------------------------------
-    def search_keyword(self, scope: Scope, terms: Sequence[str], *, limit: int, filters: Filters) -> list[Candidate]:
+    def search_keyword(
+        self, scope: Scope, terms: Sequence[str], *, limit: int, filters: Filters
+    ) -> list[Candidate]:
         unique = list(dict.fromkeys(t for t in terms if t))
         if not unique:
             return []
