@@ -70,6 +70,19 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (tenant_id, key)
     ) WITHOUT ROWID;
     """,
+    """
+    CREATE TABLE api_keys (
+        key_id TEXT PRIMARY KEY,
+        secret_hash TEXT NOT NULL,
+        tenant_id TEXT NOT NULL,
+        agents TEXT NOT NULL,
+        roles TEXT NOT NULL,
+        clearance TEXT NOT NULL,
+        description TEXT,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    ) WITHOUT ROWID;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
