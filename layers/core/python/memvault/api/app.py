@@ -21,10 +21,18 @@ from memvault.api.caller import Caller
 from memvault.api.schemas import (
     MASK,
     BatchBody,
+    BatchResponse,
+    HealthResponse,
+    ListResponse,
+    MemoryOut,
     RecallBody,
+    RecallResponse,
     SaveBody,
+    SaveResponse,
     SnapshotBody,
+    SnapshotResponse,
     memory_view,
+    responses,
 )
 from memvault.bootstrap import Services
 from memvault.domain.errors import (
@@ -116,9 +124,9 @@ def _request_error(exc: RequestValidationError) -> Response[str]:
     return error_response(422, "validation_error", f"{field or 'body'}: {msg}", field)
 
 
-@app.exception_handler(json.JSONDecodeError)
-def _bad_json(_: json.JSONDecodeError) -> Response[str]:
-    return error_response(400, "invalid_json", "request body is not valid JSON")
+@app.exception_handler([json.JSONDecodeError, UnicodeDecodeError])
+def _bad_json(_: Exception) -> Response[str]:
+    return error_response(400, "invalid_json", "request body is not valid UTF-8 JSON")
 
 
 ROUTES: list[tuple[re.Pattern[str], set[str]]] = []
@@ -148,18 +156,14 @@ def _not_found(_: Exception) -> Response[str]:
 
 
 # -- routes ------------------------------------------------------------------------------------
-@app.get("/v1/health")
-def health() -> dict[str, Any]:
+@app.get("/v1/health", responses=responses(200, HealthResponse, "service health"))
+def health() -> Response[str]:
     svc = services()
-    return {
-        "status": "ok",
-        "version": __version__,
-        "embedder": svc.embedder.model_id,
-        "backend": svc.settings.backend,
-    }
+    body = {"status": "ok", "version": __version__, "embedder": svc.embedder.model_id}
+    return _json(200, {**body, "backend": svc.settings.backend})
 
 
-@app.post("/v1/memories")
+@app.post("/v1/memories", responses=responses(201, SaveResponse, "created (200: updated or unchanged)"))
 def save_memory(body: SaveBody) -> Response[str]:
     who = caller()
     who.require("write")
@@ -175,7 +179,7 @@ def save_memory(body: SaveBody) -> Response[str]:
     return _json(status, {"memory": _view(result.memory, who), "action": result.action})
 
 
-@app.post("/v1/memories:batch")
+@app.post("/v1/memories:batch", responses=responses(200, BatchResponse, "per-item results"))
 def save_batch(body: BatchBody) -> Response[str]:
     who = caller()
     who.require("write")
@@ -186,7 +190,7 @@ def save_batch(body: BatchBody) -> Response[str]:
     return _json(200, {"results": [{"memory": _view(r.memory, who), "action": r.action} for r in results]})
 
 
-@app.get("/v1/memories/<memory_id>")
+@app.get("/v1/memories/<memory_id>", responses=responses(200, MemoryOut, "the memory"))
 def get_memory(
     memory_id: str,
     agent_id: Annotated[str, Query(max_length=128)],
@@ -198,7 +202,7 @@ def get_memory(
     return _json(200, _view(memory, who), headers={"ETag": str(memory.version)})
 
 
-@app.patch("/v1/memories/<memory_id>")
+@app.patch("/v1/memories/<memory_id>", responses=responses(200, MemoryOut, "the updated memory"))
 def update_memory(
     memory_id: str,
     agent_id: Annotated[str, Query(max_length=128)],
@@ -220,7 +224,7 @@ def update_memory(
     return _json(200, _view(memory, who), headers={"ETag": str(memory.version)})
 
 
-@app.delete("/v1/memories/<memory_id>")
+@app.delete("/v1/memories/<memory_id>", responses=responses(204, None, "deleted"))
 def delete_memory(
     memory_id: str,
     agent_id: Annotated[str, Query(max_length=128)],
@@ -232,7 +236,7 @@ def delete_memory(
     return Response(status_code=204, content_type="application/json", body="")
 
 
-@app.get("/v1/memories")
+@app.get("/v1/memories", responses=responses(200, ListResponse, "a page of memories"))
 def list_memories(
     agent_id: Annotated[str, Query(max_length=128)],
     user_id: Annotated[str, Query(max_length=128)] = "",
@@ -257,7 +261,7 @@ def list_memories(
     return _json(200, {"items": [_view(m, who) for m in page.items], "next_cursor": page.next_cursor})
 
 
-@app.post("/v1/recall")
+@app.post("/v1/recall", responses=responses(200, RecallResponse, "ranked hits"))
 def recall(body: RecallBody) -> Response[str]:
     who = caller()
     who.require("read")
@@ -277,7 +281,7 @@ def recall(body: RecallBody) -> Response[str]:
     )
 
 
-@app.post("/v1/snapshot")
+@app.post("/v1/snapshot", responses=responses(200, SnapshotResponse, "the snapshot"))
 def snapshot(body: SnapshotBody) -> Response[str]:
     who = caller()
     who.require("read")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from memvault.domain.models import (
@@ -79,3 +80,106 @@ def memory_view(memory: dict[str, Any], clearance: SecurityLevel) -> dict[str, A
             "description": MASK if memory.get("description") else None,
         }
     return memory
+
+
+# -- responses (documented in the OpenAPI document and checked by the fuzz test) --------------
+class MemoryOut(BaseModel):
+    """A memory as returned by the API (no embedding vector)."""
+
+    id: str
+    tenant_id: str
+    agent_id: str
+    user_id: str
+    session_id: str | None
+    type: str
+    name: str | None
+    description: str | None
+    content: str
+    tags: list[str]
+    entities: list[str]
+    metadata: dict[str, Any]
+    importance: float
+    pinned: bool
+    security_level: SecurityLevel
+    source: dict[str, Any]
+    flags: list[str]
+    version: int
+    created_at: str
+    updated_at: str
+    accessed_at: str | None
+    access_count: int
+    archived: bool
+    archived_at: str | None
+    expires_at: str | None
+    supersedes: list[str]
+    superseded_by: str | None
+    content_hash: str
+    embedding_model: str | None
+    embedding_status: str
+
+
+class SaveResponse(BaseModel):
+    memory: MemoryOut
+    action: str = Field(description="created | updated | unchanged")
+
+
+class BatchResponse(BaseModel):
+    results: list[SaveResponse]
+
+
+class ListResponse(BaseModel):
+    items: list[MemoryOut]
+    next_cursor: str | None
+
+
+class HitOut(BaseModel):
+    memory: MemoryOut
+    score: float
+    relevance: float
+    vector: float
+    keyword: float
+    decay: float
+    boost: float
+
+
+class RecallResponse(BaseModel):
+    hits: list[HitOut]
+    degraded: bool
+    retrievers: list[str]
+    prompt_block: str
+
+
+class SnapshotItemOut(BaseModel):
+    memory: MemoryOut
+    reason: str
+    text: str
+    tokens: int
+
+
+class SnapshotResponse(BaseModel):
+    items: list[SnapshotItemOut]
+    prompt_block: str
+    tokens: int
+    token_budget: int
+
+
+class HealthResponse(BaseModel):
+    status: str
+    version: str
+    embedder: str
+    backend: str
+
+
+ERROR_STATUSES = (400, 401, 403, 404, 409, 412, 413, 422)
+
+
+def responses(status: int, model: type[BaseModel] | None, description: str) -> dict[int, OpenAPIResponse]:
+    """OpenAPI responses of a route: its success body and the shared error body."""
+    out: dict[int, Any] = {
+        code: {"description": "error", "content": {"application/json": {"model": ErrorBody}}}
+        for code in ERROR_STATUSES
+    }
+    out[status] = {"description": description}
+    if model is not None:
+        out[status]["content"] = {"application/json": {"model": model}}
+    return out

@@ -116,7 +116,9 @@ _BUILTIN: tuple[tuple[re.Pattern[str], _Replacer], ...] = (
     ),
     (
         re.compile(
-            r"\b[a-z][a-z0-9+.-]{0,30}://[^\s:/?#@\[\]]*:" + _NOT_MARKER + r"(?P<secret>[^\s/?#@]+)@(?=[^\s@])",
+            r"\b[a-z][a-z0-9+.-]{0,30}://[^\s:/?#@\[\]]*:"
+            + _NOT_MARKER
+            + r"(?P<secret>[^\s/?#@]+)@(?=[^\s@])",
             re.IGNORECASE,
         ),
         _keep_around("url_password"),

@@ -74,7 +74,6 @@ STOPWORDS: frozenset[str] = frozenset(
 # (first, last) code points of the scripts that are bigrammed: Han, Hiragana, Katakana, Hangul.
 _CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0x1100, 0x11FF),  # Hangul Jamo
-    (0x2E80, 0x2FDF),  # CJK Radicals Supplement, Kangxi Radicals
     (0x3005, 0x3007),  # 々 〆 〇
     (0x3021, 0x3029),  # Hangzhou numerals
     (0x3031, 0x3035),  # vertical kana repeat marks
@@ -93,6 +92,7 @@ _CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0xF900, 0xFAFF),  # CJK Compatibility Ideographs
     (0xFF66, 0xFF9F),  # Halfwidth Katakana
     (0xFFA0, 0xFFDC),  # Halfwidth Hangul
+    (0x1AFF0, 0x1AFFF),  # Kana Extended-B
     (0x1B000, 0x1B16F),  # Kana Supplement / Extended-A / Small Kana Extension
     (0x20000, 0x2FA1F),  # CJK Unified Ideographs Extensions B-F, Compatibility Supplement
     (0x30000, 0x323AF),  # CJK Unified Ideographs Extensions G-H

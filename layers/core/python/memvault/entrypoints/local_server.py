@@ -61,6 +61,8 @@ def build_event(environ: dict[str, Any], body: bytes, caller: Caller | None) -> 
     headers["Content-Type"] = "application/json"
     query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
     path = environ.get("PATH_INFO") or "/"
+    # Bodies that are not UTF-8 are passed base64-encoded, as API Gateway does; the router answers
+    # them with 400 invalid_json.
     try:
         text = body.decode("utf-8")
         is_b64 = False
