@@ -57,9 +57,15 @@ class InMemoryMemoryRepository:
         m = self._scope(scope).get(memory_id)
         return copy.deepcopy(m) if m else None
 
-    def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory]:
+    def get_many(
+        self, scope: Scope, memory_ids: Sequence[str], *, with_embeddings: bool = False
+    ) -> list[Memory]:
         store = self._scope(scope)
-        return [copy.deepcopy(store[i]) for i in dict.fromkeys(memory_ids) if i in store]
+        out = [copy.deepcopy(store[i]) for i in dict.fromkeys(memory_ids) if i in store]
+        if not with_embeddings:
+            for m in out:
+                m.embedding = None
+        return out
 
     def find_by_hash(self, scope: Scope, content_hash: str, session_id: str | None) -> Memory | None:
         for m in self._scope(scope).values():
@@ -214,6 +220,14 @@ class InMemorySearchIndex:
                 scored.append(Candidate(id=m.id, score=s / ideal if ideal else 0.0))
         scored.sort(key=lambda c: -c.score)
         return scored[:limit]
+
+    def vector_scores(self, scope: Scope, vector: Vector, memory_ids: Sequence[str]) -> dict[str, float]:
+        docs = self._docs.get(scope.key, {})
+        return {
+            i: float(np.dot(np.asarray(docs[i][0].embedding, dtype=np.float32), vector))
+            for i in memory_ids
+            if i in docs and docs[i][0].embedding is not None
+        }
 
     def search_vector(self, scope: Scope, vector: Vector, *, limit: int, filters: Filters) -> list[Candidate]:
         out = []

@@ -231,3 +231,19 @@ def test_create_many_is_all_or_nothing(storage: Storage, make_memory: MemoryFact
     with pytest.raises(VersionConflictError):
         storage.repo.create_many(clash)
     assert storage.repo.count(A) == 5
+
+
+def test_vector_scores_only_for_ids_of_the_scope(storage: Storage, make_memory: MemoryFactory) -> None:
+    mine = storage.put(make_memory(A, "alpha beta gamma"))
+    theirs = storage.put(make_memory(OTHER_TENANT, "alpha beta gamma"))
+    q = emb.embed_query("alpha beta gamma")
+    scores = storage.index.vector_scores(A, q, [mine.id, theirs.id, "01ARZ3NDEKTSV4RRFFQ69G5FAV"])
+    assert set(scores) == {mine.id}
+    assert scores[mine.id] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_get_many_leaves_out_embeddings_unless_asked(storage: Storage, make_memory: MemoryFactory) -> None:
+    m = storage.put(make_memory(A, "vectors are heavy"))
+    assert storage.repo.get_many(A, [m.id])[0].embedding is None
+    full = storage.repo.get_many(A, [m.id], with_embeddings=True)[0]
+    assert full.embedding is not None and len(full.embedding) == DIM

@@ -78,8 +78,11 @@ class MemoryRepository(Protocol):
 
     def get(self, scope: Scope, memory_id: str) -> Memory | None: ...
 
-    def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory]:
-        """The memories of ``scope`` among ``memory_ids`` (missing or foreign ids are skipped)."""
+    def get_many(
+        self, scope: Scope, memory_ids: Sequence[str], *, with_embeddings: bool = False
+    ) -> list[Memory]:
+        """The memories of ``scope`` among ``memory_ids`` (missing or foreign ids are skipped);
+        ``embedding`` is left empty unless ``with_embeddings`` (it dominates the parse cost)."""
         ...
 
     def find_by_hash(self, scope: Scope, content_hash: str, session_id: str | None) -> Memory | None: ...
@@ -147,4 +150,8 @@ class SearchIndex(Protocol):
 
     def search_vector(self, scope: Scope, vector: Vector, *, limit: int, filters: Filters) -> list[Candidate]:
         """Top cosine similarities (vectors are normalized)."""
+        ...
+
+    def vector_scores(self, scope: Scope, vector: Vector, memory_ids: Sequence[str]) -> dict[str, float]:
+        """Cosine of ``vector`` with each listed memory of ``scope`` that has an embedding."""
         ...

@@ -101,6 +101,7 @@ class RecallService:
 
         qvec: Vector | None = None
         vector_ranks: dict[str, int] = {}
+        cosines: dict[str, float] = {}
         if query.mode != "keyword":
             try:
                 qvec = self.embedder.embed_query(query.query)
@@ -110,14 +111,17 @@ class RecallService:
             if qvec is not None:
                 found = self.index.search_vector(scope, qvec, limit=depth, filters=filters)
                 vector_ranks = {c.id: rank for rank, c in enumerate(found, 1)}
+                cosines = {c.id: c.score for c in found}
+                keyword_only = [i for i in keyword_ranks if i not in cosines]
+                cosines.update(self.index.vector_scores(scope, qvec, keyword_only))
                 retrievers.append("vector")
 
         ids = list(dict.fromkeys([*keyword_ranks, *vector_ranks]))
-        memories = self.repo.get_many(scope, ids)
+        memories = self.repo.get_many(scope, ids, with_embeddings=query.mmr)
         scored: list[_Scored] = []
         query_cjk = is_mostly_cjk(query.query)
         for m in memories:
-            cosine = self._cosine(m, qvec)
+            cosine = cosines.get(m.id)
             v = 0.0
             if cosine is not None:
                 v = self.calibration.relevance(cosine, lang_bucket(query_cjk, is_mostly_cjk(m.content)))
@@ -183,9 +187,3 @@ class RecallService:
             retrievers=retrievers,
             prompt_block=context_block([h.memory for h in hits]),
         )
-
-    @staticmethod
-    def _cosine(memory: Memory, qvec: Vector | None) -> float | None:
-        if qvec is None or not memory.embedding or len(memory.embedding) != len(qvec):
-            return None
-        return float(np.dot(np.asarray(memory.embedding, dtype=np.float32), qvec))

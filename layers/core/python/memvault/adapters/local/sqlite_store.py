@@ -111,14 +111,19 @@ class SqliteMemoryRepository:
         )
         return _row_to_memory(row) if row else None
 
-    def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory]:
+    def get_many(
+        self, scope: Scope, memory_ids: Sequence[str], *, with_embeddings: bool = False
+    ) -> list[Memory]:
         if not memory_ids:
             return []
         ids = list(dict.fromkeys(memory_ids))
         marks = ",".join("?" * len(ids))
+        cols = _COLS if with_embeddings else "body, access_count, accessed_at, NULL AS embedding"
         rows = (
             self.db.connection()
-            .execute(f"{_SELECT} WHERE scope_key = ? AND id IN ({marks})", (scope.key, *ids))
+            .execute(
+                f"SELECT {cols} FROM memories WHERE scope_key = ? AND id IN ({marks})", (scope.key, *ids)
+            )
             .fetchall()
         )
         return [_row_to_memory(r) for r in rows]
@@ -428,6 +433,7 @@ class _ScopeMatrix:
         self.sessions: list[str | None] = []
         self.rowids = np.zeros(0, dtype=np.int64)
         self.slot: dict[int, int] = {}
+        self.id_slot: dict[str, int] = {}
         self.lock = threading.Lock()
 
     def _grow(self, need: int) -> None:
@@ -451,6 +457,7 @@ class _ScopeMatrix:
                 self._grow(slot + 1)
                 self.size += 1
                 self.slot[rowid] = slot
+                self.id_slot[r["id"]] = slot
                 self.ids.append(r["id"])
                 self.types.append(r["type"])
                 self.sessions.append(r["session_id"])
@@ -570,6 +577,16 @@ class SqliteSearchIndex:
             top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
             top = top[np.argsort(-scores[top])][:k]
             return [Candidate(id=matrix.ids[i], score=float(scores[i])) for i in top if mask[i]]
+
+    def vector_scores(self, scope: Scope, vector: Vector, memory_ids: Sequence[str]) -> dict[str, float]:
+        matrix = self._refresh(scope)
+        with matrix.lock:
+            slots = [(i, matrix.id_slot.get(i)) for i in memory_ids]
+            found = [(i, s) for i, s in slots if s is not None and matrix.live[s]]
+            if not found:
+                return {}
+            sims = matrix.vectors[[s for _, s in found]] @ np.asarray(vector, dtype=np.float32)
+            return {i: float(x) for (i, _), x in zip(found, sims, strict=True)}
 
     def _tagged_rowids(self, scope: Scope, tags: Sequence[str]) -> np.ndarray[Any, Any]:
         marks = ",".join("?" * len(tags))
