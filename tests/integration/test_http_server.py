@@ -200,3 +200,11 @@ def test_openapi_document_is_served(server: Server) -> None:
     status, doc = raw(server.url + "/v1/openapi.json", "GET")
     assert status == 200
     assert {"/v1/memories", "/v1/recall", "/v1/snapshot", "/v1/memories/{memory_id}"} <= set(doc["paths"])
+
+
+def test_swagger_ui_is_served_with_bundled_assets(server: Server) -> None:
+    with urllib.request.urlopen(server.url + "/docs", timeout=10) as r:
+        page = r.read().decode()
+    assert r.status == 200 and "swagger" in page.lower()
+    with urllib.request.urlopen(server.url + "/docs?format=js", timeout=10) as r:
+        assert r.status == 200 and len(r.read()) > 100_000  # served locally, no CDN needed

@@ -293,3 +293,16 @@ def test_snapshot_never_exceeds_budget_and_keeps_pinned_longest(
     assert estimate_tokens(snap.prompt_block) <= budget
     if snap.items:
         assert snap.items[0].reason == "pinned"
+
+
+@pytest.mark.parametrize("field", ["created_at", "expires_at"])
+@pytest.mark.parametrize("value", ["0006-01-01T00:00:00Z", "1969-12-31T23:59:59Z"])
+def test_timestamps_out_of_range_are_rejected(field: str, value: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        parse(SaveCommand, {"type": "fact", "content": "x", field: value})
+    assert err.value.field == field
+
+
+def test_naive_timestamps_are_taken_as_utc() -> None:
+    cmd = parse(SaveCommand, {"type": "fact", "content": "x", "created_at": "2024-05-01T10:00:00"})
+    assert cmd.created_at is not None and cmd.created_at.utcoffset() == timedelta(0)

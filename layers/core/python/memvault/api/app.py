@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from memvault import __version__
@@ -63,6 +64,14 @@ ERROR_STATUS: dict[type[MemvaultError], int] = {
 }
 
 app = APIGatewayRestResolver(enable_validation=True)
+app.enable_swagger(
+    path="/docs",
+    title="memvault",
+    version=__version__,
+    description="Long-term memory for AI agents. Authenticate with `Authorization: Bearer <key>`.",
+    security_schemes={"bearer": HTTPBearer(description="memvault API key (mv_<id>_<secret>)")},
+    security=[{"bearer": []}],
+)
 
 _services_provider: Callable[[], Services] | None = None
 
@@ -310,4 +319,9 @@ def _masked(memory: Memory, clearance: SecurityLevel) -> Memory:
 
 
 def openapi_json() -> str:
-    return app.get_openapi_json_schema(title="memvault", version=__version__)
+    return app.get_openapi_json_schema(
+        title="memvault",
+        version=__version__,
+        security_schemes={"bearer": HTTPBearer()},
+        security=[{"bearer": []}],
+    )

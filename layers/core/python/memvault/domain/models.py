@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
@@ -135,6 +135,21 @@ def _check_str_list(values: list[str], field: str) -> list[str]:
     return out
 
 
+MIN_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_TIME = datetime(9999, 12, 30, tzinfo=UTC)
+
+
+def _check_time(value: datetime | None) -> datetime | None:
+    """Timestamps are UTC (naive ones are taken as UTC) between 1970 and 9999."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    if not MIN_TIME <= value <= MAX_TIME:
+        raise ValueError("must be between 1970-01-01 and 9999-12-30")
+    return value.astimezone(UTC)
+
+
 def _check_metadata(value: dict[str, Any]) -> dict[str, Any]:
     try:
         size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
@@ -175,6 +190,11 @@ class _MemoryFields(BaseModel):
     def _metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
         return _check_metadata(v)
 
+    @field_validator("expires_at")
+    @classmethod
+    def _expires(cls, v: datetime | None) -> datetime | None:
+        return _check_time(v)
+
 
 class SaveCommand(_MemoryFields):
     """Save one memory. Type validity and content length are checked by the service (configurable)."""
@@ -185,6 +205,11 @@ class SaveCommand(_MemoryFields):
     source: Source = Field(default_factory=Source)
     created_at: datetime | None = None  # honoured only for trusted callers (imports, benchmarks)
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=128)
+
+    @field_validator("created_at")
+    @classmethod
+    def _created(cls, v: datetime | None) -> datetime | None:
+        return _check_time(v)
 
 
 class UpdateCommand(BaseModel):
@@ -219,6 +244,11 @@ class UpdateCommand(BaseModel):
     @classmethod
     def _metadata(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
         return None if v is None else _check_metadata(v)
+
+    @field_validator("expires_at")
+    @classmethod
+    def _expires(cls, v: datetime | None) -> datetime | None:
+        return _check_time(v)
 
 
 class Memory(BaseModel):
