@@ -93,6 +93,17 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--if-match", type=int)
     d = scoped("delete", "delete a memory")
     d.add_argument("id")
+
+    b = sub.add_parser("bench", help="benchmarks")
+    bsub = b.add_subparsers(dest="bench_cmd", required=True)
+    br = bsub.add_parser("retrieval", help="LoCoMo-format retrieval benchmark (recall@k, MRR by mode)")
+    br.add_argument("--dataset", type=Path, default=Path("../shared/datasets/locomo/locomo-dev.json"))
+    br.add_argument(
+        "--models", default="e5,use", help="comma-separated local embedders; the first is the default"
+    )
+    br.add_argument("--modes", default="keyword,vector,hybrid,rrf")
+    br.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    br.add_argument("--out", type=Path, default=None, help="write retrieval.json and retrieval.md here")
     return p
 
 
@@ -159,6 +170,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.cmd == "keys":
         return _keys(args)
+    if args.cmd == "bench":
+        return _bench(args)
     backend = RemoteBackend(args) if args.url else LocalBackend(args)
     out = backend.run(args)
     _emit(args, out)
@@ -201,6 +214,27 @@ def _keys(args: argparse.Namespace) -> int:
         ok = store.revoke(args.key_id, now)
         print(json.dumps({"revoked": ok}) if args.json else ("revoked" if ok else "no such active key"))
         return 0 if ok else 1
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from memvault.benchmarks import locomo
+
+    if not args.dataset.is_file():
+        print(f"skipped: dataset {args.dataset} not found (LoCoMo-format JSON; pass --dataset PATH)")
+        return 0
+    result = locomo.run(
+        args.dataset,
+        _csv(args.models),
+        modes=tuple(_csv(args.modes)),
+        limit_conversations=args.conversations,
+        progress=not args.json,
+    )
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "retrieval.json").write_text(json.dumps(result, indent=2))
+        (args.out / "retrieval.md").write_text(locomo.markdown(result))
+    print(json.dumps(result) if args.json else locomo.markdown(result))
     return 0
 
 

@@ -38,7 +38,9 @@ log = logging.getLogger("memvault.recall")
 
 
 @dataclass
-class _Scored:
+class Ranked:
+    """One scored candidate, before it becomes a RecallHit."""
+
     memory: Memory
     vector: float
     keyword: float
@@ -72,6 +74,39 @@ class RecallService:
         self.clock = clock
 
     def recall(self, scope: Scope, query: RecallQuery, *, max_security_rank: int = 3) -> RecallResult:
+        top, degraded, retrievers = self.rank(
+            scope, query, limit=query.top_k, max_security_rank=max_security_rank
+        )
+        now = self.clock.now()
+        if query.track_access and top:
+            try:
+                self.repo.touch(scope, [x.memory.id for x in top], now)
+            except Exception:  # access tracking is best effort; it never fails a recall
+                log.exception("access tracking failed")
+        hits = [
+            RecallHit(
+                memory=x.memory,
+                score=round(x.score, 6),
+                relevance=round(x.relevance, 6),
+                vector=round(x.vector, 6),
+                keyword=round(x.keyword, 6),
+                decay=round(x.decay, 6),
+                boost=round(x.boost, 6),
+            )
+            for x in top
+        ]
+        return RecallResult(
+            hits=hits,
+            degraded=degraded,
+            retrievers=retrievers,
+            prompt_block=context_block([h.memory for h in hits]),
+        )
+
+    def rank(
+        self, scope: Scope, query: RecallQuery, *, limit: int, max_security_rank: int = 3
+    ) -> tuple[list[Ranked], bool, list[str]]:
+        """The ``limit`` best candidates (``limit`` may exceed the API's top_k: benchmarks use 25),
+        whether recall degraded, and the retrievers used."""
         s = self.settings
         for t in query.types:
             if t not in self.memory_types:
@@ -84,7 +119,7 @@ class RecallService:
             max_security_rank=max_security_rank,
             as_of=now,
         )
-        depth = max(s.candidate_floor, s.candidate_per_k * query.top_k)
+        depth = max(s.candidate_floor, s.candidate_per_k * limit)
         degraded = False
         retrievers: list[str] = []
 
@@ -118,7 +153,7 @@ class RecallService:
 
         ids = list(dict.fromkeys([*keyword_ranks, *vector_ranks]))
         memories = self.repo.get_many(scope, ids, with_embeddings=query.mmr)
-        scored: list[_Scored] = []
+        scored: list[Ranked] = []
         query_cjk = is_mostly_cjk(query.query)
         for m in memories:
             cosine = cosines.get(m.id)
@@ -137,7 +172,7 @@ class RecallService:
             else:
                 relevance = fuse(v, k, w_vector=s.w_vector, w_keyword=s.w_keyword)
             scored.append(
-                _Scored(
+                Ranked(
                     memory=m,
                     vector=v,
                     keyword=k,
@@ -161,29 +196,6 @@ class RecallService:
                 [x.memory.embedding or [0.0] * self.embedder.dimension for x in pool], dtype=np.float32
             )
             scored = [
-                pool[i] for i in mmr_order([x.score for x in pool], vecs, k=query.top_k, lambda_=s.mmr_lambda)
+                pool[i] for i in mmr_order([x.score for x in pool], vecs, k=limit, lambda_=s.mmr_lambda)
             ]
-        top = scored[: query.top_k]
-        if query.track_access and top:
-            try:
-                self.repo.touch(scope, [x.memory.id for x in top], now)
-            except Exception:  # access tracking is best effort; it never fails a recall
-                log.exception("access tracking failed")
-        hits = [
-            RecallHit(
-                memory=x.memory,
-                score=round(x.score, 6),
-                relevance=round(x.relevance, 6),
-                vector=round(x.vector, 6),
-                keyword=round(x.keyword, 6),
-                decay=round(x.decay, 6),
-                boost=round(x.boost, 6),
-            )
-            for x in top
-        ]
-        return RecallResult(
-            hits=hits,
-            degraded=degraded,
-            retrievers=retrievers,
-            prompt_block=context_block([h.memory for h in hits]),
-        )
+        return scored[:limit], degraded, retrievers
