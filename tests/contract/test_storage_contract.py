@@ -247,3 +247,16 @@ def test_get_many_leaves_out_embeddings_unless_asked(storage: Storage, make_memo
     assert storage.repo.get_many(A, [m.id])[0].embedding is None
     full = storage.repo.get_many(A, [m.id], with_embeddings=True)[0]
     assert full.embedding is not None and len(full.embedding) == DIM
+
+
+def test_keyword_filters_hold_when_many_better_matches_are_filtered_out(
+    storage: Storage, make_memory: MemoryFactory
+) -> None:
+    for i in range(260):
+        storage.put(make_memory(A, f"kafka kafka kafka broker {i}", type="fact"))
+    todos = [
+        storage.put(make_memory(A, f"kafka todo note {i} with many other words in it", type="todo"))
+        for i in range(3)
+    ]
+    hits = storage.index.search_keyword(A, analyze("kafka"), limit=10, filters=Filters(types=("todo",)))
+    assert {h.id for h in hits} == {t.id for t in todos}

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memvault.adapters.embedders.hashing import HashingEmbedder
 from memvault.bootstrap import Services, build_services
@@ -306,3 +308,18 @@ def test_timestamps_out_of_range_are_rejected(field: str, value: str) -> None:
 def test_naive_timestamps_are_taken_as_utc() -> None:
     cmd = parse(SaveCommand, {"type": "fact", "content": "x", "created_at": "2024-05-01T10:00:00"})
     assert cmd.created_at is not None and cmd.created_at.utcoffset() == timedelta(0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    contents=st.lists(st.text(min_size=1, max_size=300).filter(lambda t: t.strip()), min_size=1, max_size=8),
+    budget=st.integers(min_value=50, max_value=400),
+)
+def test_snapshot_block_estimate_matches_and_fits_any_content(
+    clock: FixedClock, contents: list[str], budget: int
+) -> None:
+    svc = build(clock, redact_secrets=False)
+    for i, text in enumerate(contents):
+        svc.memories.save(S, SaveCommand(type="fact", content=text[:2000], pinned=i % 3 == 0))
+    snap = svc.snapshot.snapshot(S, SnapshotRequest(trigger="anything", token_budget=budget))
+    assert snap.tokens == estimate_tokens(snap.prompt_block) <= budget

@@ -17,7 +17,7 @@ from memvault.domain.models import (
     SnapshotReason,
     SnapshotRequest,
 )
-from memvault.domain.prompt import memory_line, snapshot_block
+from memvault.domain.prompt import SNAPSHOT_HEADING, SNAPSHOT_PREAMBLE, memory_line, snapshot_block
 from memvault.domain.tokens import estimate_tokens, truncate_to_tokens
 from memvault.ports import Clock, MemoryRepository
 from memvault.services.recall import RecallService
@@ -62,38 +62,36 @@ class SnapshotService:
         return self._fit(chosen, request.token_budget)
 
     def _fit(self, chosen: list[tuple[Memory, SnapshotReason]], budget: int) -> Snapshot:
+        """Lines of the block are separated by newlines, so the block's estimate is the sum of its
+        lines' estimates: each line is estimated once, and again only when it is shortened."""
+        header = estimate_tokens(SNAPSHOT_HEADING) + estimate_tokens(SNAPSHOT_PREAMBLE)
         texts = [m.content for m, _ in chosen]
-
-        def render(n: int) -> str:
-            return snapshot_block([memory_line(m, texts[i]) for i, (m, _) in enumerate(chosen[:n])])
-
-        # 1. Drop the lowest-priority items (the list is in priority order) while even their
-        #    shortest form cannot fit; pinned items go last.
+        cost = [estimate_tokens(memory_line(m, m.content)) for m, _ in chosen]
+        floor = [
+            min(cost[i], estimate_tokens(memory_line(m, truncate_to_tokens(m.content, MIN_ITEM_TOKENS))))
+            for i, (m, _) in enumerate(chosen)
+        ]
+        # 1. Drop the lowest-priority items (the list is in priority order: pinned first) while
+        #    even their shortest forms cannot fit.
         n = len(chosen)
-        while n > 0 and estimate_tokens(self._render_min(chosen[:n])) > budget:
+        while n > 0 and header + sum(floor[:n]) > budget:
             n -= 1
         # 2. Shorten content, longest first, until the block fits.
-        while n > 0 and estimate_tokens(render(n)) > budget:
-            over = estimate_tokens(render(n)) - budget
-            i = max(range(n), key=lambda j: estimate_tokens(texts[j]))
-            current = estimate_tokens(texts[i])
-            target = max(MIN_ITEM_TOKENS, current - over - 2)
+        while n > 0 and header + sum(cost[:n]) > budget:
+            over = header + sum(cost[:n]) - budget
+            i = max(range(n), key=lambda j: cost[j])
+            target = max(MIN_ITEM_TOKENS, estimate_tokens(texts[i]) - over - 2)
             shorter = truncate_to_tokens(texts[i], target)
             if shorter == texts[i] or not shorter:
                 n -= 1  # cannot shorten further: drop the lowest-priority item
                 continue
             texts[i] = shorter
-        block = render(n)
+            cost[i] = estimate_tokens(memory_line(chosen[i][0], shorter))
+        lines = [memory_line(m, texts[i]) for i, (m, _) in enumerate(chosen[:n])]
+        block = snapshot_block(lines)
         items = [
-            SnapshotItem(
-                memory=m, reason=reason, text=texts[i], tokens=estimate_tokens(memory_line(m, texts[i]))
-            )
+            SnapshotItem(memory=m, reason=reason, text=texts[i], tokens=cost[i])
             for i, (m, reason) in enumerate(chosen[:n])
         ]
-        return Snapshot(items=items, prompt_block=block, tokens=estimate_tokens(block), token_budget=budget)
-
-    @staticmethod
-    def _render_min(chosen: list[tuple[Memory, SnapshotReason]]) -> str:
-        return snapshot_block(
-            [memory_line(m, truncate_to_tokens(m.content, MIN_ITEM_TOKENS)) for m, _ in chosen]
-        )
+        tokens = header + sum(cost[:n]) if n else 0
+        return Snapshot(items=items, prompt_block=block, tokens=tokens, token_budget=budget)

@@ -122,7 +122,9 @@ class SqliteMemoryRepository:
         rows = (
             self.db.connection()
             .execute(
-                f"SELECT {cols} FROM memories WHERE scope_key = ? AND id IN ({marks})", (scope.key, *ids)
+                # unary + keeps the planner on the unique id index instead of scanning the scope
+                f"SELECT {cols} FROM memories WHERE +scope_key = ? AND id IN ({marks})",
+                (scope.key, *ids),
             )
             .fetchall()
         )
@@ -354,7 +356,7 @@ class SqliteMemoryRepository:
         with self.db.transaction() as tx:
             tx.execute(
                 f"UPDATE memories SET access_count = access_count + 1, accessed_at = ?"
-                f" WHERE scope_key = ? AND id IN ({marks})",
+                f" WHERE +scope_key = ? AND id IN ({marks})",
                 (_ts(at), scope.key, *memory_ids),
             )
 
@@ -429,8 +431,9 @@ class _ScopeMatrix:
         self.archived = np.zeros(0, dtype=bool)
         self.rank = np.zeros(0, dtype=np.int8)
         self.expires = np.zeros(0, dtype=np.float64)
-        self.types: list[str] = []
-        self.sessions: list[str | None] = []
+        self.type_code = np.zeros(0, dtype=np.int32)
+        self.session_code = np.zeros(0, dtype=np.int32)  # 0: no session
+        self.codes: dict[str, int] = {}
         self.rowids = np.zeros(0, dtype=np.int64)
         self.slot: dict[int, int] = {}
         self.id_slot: dict[str, int] = {}
@@ -447,6 +450,12 @@ class _ScopeMatrix:
         self.rank = _resize(self.rank, (new_cap,))
         self.expires = _resize(self.expires, (new_cap,))
         self.rowids = _resize(self.rowids, (new_cap,))
+        self.type_code = _resize(self.type_code, (new_cap,))
+        self.session_code = _resize(self.session_code, (new_cap,))
+
+    def code(self, value: str) -> int:
+        """A small int per distinct type or session string (0 is reserved for "no session")."""
+        return self.codes.setdefault(value, len(self.codes) + 1)
 
     def apply(self, rows: list[sqlite3.Row], dead: list[int]) -> None:
         for r in rows:
@@ -459,11 +468,8 @@ class _ScopeMatrix:
                 self.slot[rowid] = slot
                 self.id_slot[r["id"]] = slot
                 self.ids.append(r["id"])
-                self.types.append(r["type"])
-                self.sessions.append(r["session_id"])
-            else:
-                self.types[slot] = r["type"]
-                self.sessions[slot] = r["session_id"]
+            self.type_code[slot] = self.code("t:" + r["type"])
+            self.session_code[slot] = self.code("s:" + r["session_id"]) if r["session_id"] else 0
             blob = r["embedding"]
             if blob is None or len(blob) != self.dim * 4:
                 self.live[slot] = False
@@ -487,6 +493,23 @@ def _resize(arr: np.ndarray[Any, Any], shape: tuple[int, ...]) -> np.ndarray[Any
     out = np.zeros(shape, dtype=arr.dtype)
     out[: len(arr)] = arr
     return out
+
+
+# Common-term cutoff (as Lucene's cutoff_frequency): on a store of at least CUTOFF_MIN_DOCS rows,
+# query terms found in more than CUTOFF_DF of all rows do not drive candidate generation (their
+# idf is near zero) unless no rarer term exists, then the CUTOFF_KEEP rarest are kept. They still
+# count in the ideal-document score, so keyword relevance stays honest.
+CUTOFF_MIN_DOCS = 2000
+CUTOFF_DF = 0.05
+CUTOFF_KEEP = 3
+
+
+def _idf(total: int, n: int) -> float:
+    """FTS5's bm25 idf, floored at 1e-6 as FTS5 does; 0 for a term no row contains."""
+    if n <= 0:
+        return 0.0
+    idf = math.log((total - n + 0.5) / (n + 0.5))
+    return idf if idf > 0 else 1e-6
 
 
 class SqliteSearchIndex:
@@ -513,38 +536,51 @@ class SqliteSearchIndex:
         unique = list(dict.fromkeys(t for t in terms if t))
         if not unique:
             return []
-        hexed = [_term(t) for t in unique]
-        match = f'scope : "{scope_token(scope)}" AND terms : ({" OR ".join(hexed)})'
-        cond, params = _filter_sql(filters)
         conn = self.db.connection()
-        rows = conn.execute(
-            "SELECT m.id AS id, -bm25(memory_fts, 0.0, 1.0) AS score FROM memory_fts"
-            " JOIN memories m ON m.rowid = memory_fts.rowid"
-            f" WHERE memory_fts MATCH ? AND m.scope_key = ? AND {cond}"
-            " ORDER BY bm25(memory_fts, 0.0, 1.0) LIMIT ?",
-            (match, scope.key, *params, limit),
-        ).fetchall()
-        if not rows:
+        total, df = self._doc_frequencies(conn, [_term(t) for t in unique])
+        ideal = sum(_idf(total, n) for n in df.values())
+        kept = [t for t, n in df.items() if n > 0]
+        if total >= CUTOFF_MIN_DOCS:
+            rare = [t for t in kept if df[t] <= CUTOFF_DF * total]
+            kept = rare or sorted(kept, key=lambda t: df[t])[:CUTOFF_KEEP]
+        if not kept or ideal <= 0:
             return []
-        ideal = self._ideal_score(conn, hexed)
-        return [Candidate(id=r["id"], score=float(r["score"]) / ideal if ideal > 0 else 0.0) for r in rows]
+        match = f'scope : "{scope_token(scope)}" AND terms : ({" OR ".join(kept)})'
+        cond, params = _filter_sql(filters)
+        fetch = max(limit * 4, 200)
+        while True:
+            # Rank inside FTS5 first (no join per match), then apply the record filters to that
+            # short list; widen the list when the filters leave too few rows.
+            top = conn.execute(
+                "SELECT rowid, -bm25(memory_fts, 0.0, 1.0) AS s FROM memory_fts WHERE memory_fts MATCH ?"
+                " ORDER BY bm25(memory_fts, 0.0, 1.0) LIMIT ?",
+                (match, fetch),
+            ).fetchall()
+            if not top:
+                return []
+            marks = ",".join("?" * len(top))
+            passed = dict(
+                conn.execute(
+                    f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN ({marks}) AND m.scope_key = ?"
+                    f" AND {cond}",
+                    (*(r[0] for r in top), scope.key, *params),
+                ).fetchall()
+            )
+            hits = [Candidate(id=passed[r[0]], score=float(r[1]) / ideal) for r in top if r[0] in passed]
+            if len(hits) >= limit or len(top) < fetch or fetch >= total:
+                return hits[:limit]
+            fetch *= 4
 
     @staticmethod
-    def _ideal_score(conn: sqlite3.Connection, hexed: list[str]) -> float:
-        """BM25 of an ideal document (each term once, average length) under FTS5's idf."""
-        total = conn.execute("SELECT value FROM counters WHERE name = 'fts_rows'").fetchone()[0]
-        marks = ",".join("?" * len(hexed))
-        counts = dict(
-            conn.execute(f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", hexed).fetchall()
-        )
-        ideal = 0.0
+    def _doc_frequencies(conn: sqlite3.Connection, hexed: list[str]) -> tuple[int, dict[str, int]]:
+        """Total rows and each term's document frequency (FTS5's own statistics)."""
+        total = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_rows'").fetchone()[0])
+        df: dict[str, int] = {}
         for term in hexed:
-            n = counts.get(term, 0)
-            if n == 0:
-                continue
-            idf = math.log((total - n + 0.5) / (n + 0.5))
-            ideal += idf if idf > 0 else 1e-6
-        return ideal
+            # one equality lookup per term: fts5vocab serves term = ? from its index, IN (...) scans
+            row = conn.execute("SELECT doc FROM memory_fts_vocab WHERE term = ?", (term,)).fetchone()
+            df[term] = int(row[0]) if row else 0
+        return total, df
 
     # -- vector ------------------------------------------------------------------------------
     def search_vector(self, scope: Scope, vector: Vector, *, limit: int, filters: Filters) -> list[Candidate]:
@@ -560,13 +596,13 @@ class SqliteSearchIndex:
             if filters.as_of is not None:
                 mask &= matrix.expires[:n] > filters.as_of.timestamp()
             if filters.types:
-                allowed = set(filters.types)
-                mask &= np.fromiter((t in allowed for t in matrix.types), dtype=bool, count=n)
+                allowed = [matrix.codes.get("t:" + t, -1) for t in filters.types]
+                mask &= np.isin(matrix.type_code[:n], allowed)
+            sessions = matrix.session_code[:n]
             if filters.session_id is None:
-                mask &= np.fromiter((s is None for s in matrix.sessions), dtype=bool, count=n)
+                mask &= sessions == 0
             else:
-                sid = filters.session_id
-                mask &= np.fromiter((s is None or s == sid for s in matrix.sessions), dtype=bool, count=n)
+                mask &= (sessions == 0) | (sessions == matrix.codes.get("s:" + filters.session_id, -1))
             if filters.tags:
                 mask &= np.isin(matrix.rowids[:n], self._tagged_rowids(scope, filters.tags))
             scores = matrix.vectors[:n] @ np.asarray(vector, dtype=np.float32)
