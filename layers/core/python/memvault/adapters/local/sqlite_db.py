@@ -51,7 +51,7 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope_key, tag, memory_rowid)
     ) WITHOUT ROWID;
     CREATE INDEX ix_memory_tags_rowid ON memory_tags (memory_rowid);
-    CREATE VIRTUAL TABLE memory_fts USING fts5 (scope, terms, tokenize = 'ascii');
+    CREATE VIRTUAL TABLE memory_fts USING fts5 (terms, tokenize = 'ascii');
     CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab (memory_fts, 'row');
     CREATE TABLE tombstones (
         scope_key TEXT NOT NULL,
@@ -61,6 +61,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX ix_tombstones_scope_seq ON tombstones (scope_key, seq);
     CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
     INSERT INTO counters (name, value) VALUES ('seq', 0), ('fts_rows', 0);
+    CREATE TABLE scope_rows (scope_key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
     CREATE TABLE idempotency (
         tenant_id TEXT NOT NULL,
         key TEXT NOT NULL,

@@ -44,8 +44,11 @@ def _term(token: str) -> str:
     return token.encode().hex()
 
 
-def scope_token(scope: Scope) -> str:
-    return "s" + hashlib.sha256(scope.key.encode()).hexdigest()[:24]
+def scope_prefix(scope: Scope) -> str:
+    """Every FTS term carries its scope: posting lists are per scope, so a keyword query reads
+    only its own scope's postings and document frequencies are scope-local ("x" is not a hex
+    digit, so prefix and term cannot run together)."""
+    return hashlib.sha256(scope.key.encode()).hexdigest()[:16] + "x"
 
 
 def _pack(vector: Sequence[float] | None) -> bytes | None:
@@ -341,6 +344,7 @@ class SqliteMemoryRepository:
             rowid = int(row["rowid"])
             tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
             tx.execute("UPDATE counters SET value = value - 1 WHERE name = 'fts_rows'")
+            tx.execute("UPDATE scope_rows SET value = value - 1 WHERE scope_key = ?", (scope.key,))
             tx.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (rowid,))
             tx.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
             tx.execute(
@@ -381,15 +385,21 @@ class SqliteMemoryRepository:
         return json.dumps(memory.model_dump(mode="json", exclude=_BODY_EXCLUDE), ensure_ascii=False)
 
     def _write_derived(self, tx: sqlite3.Connection, rowid: int, memory: Memory, *, new: bool) -> None:
-        terms = " ".join(_term(t) for t in document_terms(memory))
+        prefix = scope_prefix(memory.scope)
+        terms = " ".join(prefix + _term(t) for t in document_terms(memory))
         if not new:
             tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
             tx.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (rowid,))
         else:
             tx.execute("UPDATE counters SET value = value + 1 WHERE name = 'fts_rows'")
+            tx.execute(
+                "INSERT INTO scope_rows (scope_key, value) VALUES (?, 1)"
+                " ON CONFLICT (scope_key) DO UPDATE SET value = value + 1",
+                (memory.scope.key,),
+            )
         tx.execute(
-            "INSERT INTO memory_fts (rowid, scope, terms) VALUES (?, ?, ?)",
-            (rowid, scope_token(memory.scope), terms),
+            "INSERT INTO memory_fts (rowid, terms) VALUES (?, ?)",
+            (rowid, terms),
         )
         tx.executemany(
             "INSERT OR IGNORE INTO memory_tags (memory_rowid, scope_key, tag) VALUES (?, ?, ?)",
@@ -495,10 +505,10 @@ def _resize(arr: np.ndarray[Any, Any], shape: tuple[int, ...]) -> np.ndarray[Any
     return out
 
 
-# Common-term cutoff (as Lucene's cutoff_frequency): on a store of at least CUTOFF_MIN_DOCS rows,
-# query terms found in more than CUTOFF_DF of all rows do not drive candidate generation (their
-# idf is near zero) unless no rarer term exists, then the CUTOFF_KEEP rarest are kept. They still
-# count in the ideal-document score, so keyword relevance stays honest.
+# Common-term cutoff (as Lucene's cutoff_frequency): in a scope of at least CUTOFF_MIN_DOCS rows,
+# query terms found in more than CUTOFF_DF of the scope's rows do not drive candidate generation
+# (their idf is small) unless no rarer term exists, then the CUTOFF_KEEP rarest are kept. They
+# still count in the ideal-document score, so keyword relevance stays honest.
 CUTOFF_MIN_DOCS = 2000
 CUTOFF_DF = 0.05
 CUTOFF_KEEP = 3
@@ -537,23 +547,24 @@ class SqliteSearchIndex:
         if not unique:
             return []
         conn = self.db.connection()
-        total, df = self._doc_frequencies(conn, [_term(t) for t in unique])
+        prefix = scope_prefix(scope)
+        total, scope_rows, df = self._doc_frequencies(conn, scope, [prefix + _term(t) for t in unique])
         ideal = sum(_idf(total, n) for n in df.values())
         kept = [t for t, n in df.items() if n > 0]
-        if total >= CUTOFF_MIN_DOCS:
-            rare = [t for t in kept if df[t] <= CUTOFF_DF * total]
+        if scope_rows >= CUTOFF_MIN_DOCS:
+            rare = [t for t in kept if df[t] <= CUTOFF_DF * scope_rows]
             kept = rare or sorted(kept, key=lambda t: df[t])[:CUTOFF_KEEP]
         if not kept or ideal <= 0:
             return []
-        match = f'scope : "{scope_token(scope)}" AND terms : ({" OR ".join(kept)})'
+        match = " OR ".join(kept)
         cond, params = _filter_sql(filters)
         fetch = max(limit * 4, 200)
         while True:
             # Rank inside FTS5 first (no join per match), then apply the record filters to that
             # short list; widen the list when the filters leave too few rows.
             top = conn.execute(
-                "SELECT rowid, -bm25(memory_fts, 0.0, 1.0) AS s FROM memory_fts WHERE memory_fts MATCH ?"
-                " ORDER BY bm25(memory_fts, 0.0, 1.0) LIMIT ?",
+                "SELECT rowid, -bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?"
+                " ORDER BY bm25(memory_fts) LIMIT ?",
                 (match, fetch),
             ).fetchall()
             if not top:
@@ -561,7 +572,7 @@ class SqliteSearchIndex:
             marks = ",".join("?" * len(top))
             passed = dict(
                 conn.execute(
-                    f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN ({marks}) AND m.scope_key = ?"
+                    f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN ({marks}) AND +m.scope_key = ?"
                     f" AND {cond}",
                     (*(r[0] for r in top), scope.key, *params),
                 ).fetchall()
@@ -572,15 +583,20 @@ class SqliteSearchIndex:
             fetch *= 4
 
     @staticmethod
-    def _doc_frequencies(conn: sqlite3.Connection, hexed: list[str]) -> tuple[int, dict[str, int]]:
-        """Total rows and each term's document frequency (FTS5's own statistics)."""
+    def _doc_frequencies(
+        conn: sqlite3.Connection, scope: Scope, hexed: list[str]
+    ) -> tuple[int, int, dict[str, int]]:
+        """Rows in the FTS table (FTS5's N), rows of the scope, and each scoped term's document
+        frequency (FTS5's own statistics)."""
         total = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_rows'").fetchone()[0])
+        row = conn.execute("SELECT value FROM scope_rows WHERE scope_key = ?", (scope.key,)).fetchone()
+        scope_rows = int(row[0]) if row else 0
         df: dict[str, int] = {}
         for term in hexed:
             # one equality lookup per term: fts5vocab serves term = ? from its index, IN (...) scans
             row = conn.execute("SELECT doc FROM memory_fts_vocab WHERE term = ?", (term,)).fetchone()
             df[term] = int(row[0]) if row else 0
-        return total, df
+        return total, scope_rows, df
 
     # -- vector ------------------------------------------------------------------------------
     def search_vector(self, scope: Scope, vector: Vector, *, limit: int, filters: Filters) -> list[Candidate]:
