@@ -35,12 +35,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_core  # noqa: E402 - sibling script, shares the corpus builder
-
-from memvault.adapters.local.keys import SqliteKeyStore, load_pepper  # noqa: E402
-from memvault.adapters.local.sqlite_db import SqliteDatabase  # noqa: E402
-from memvault.bootstrap import build_services  # noqa: E402
-from memvault.config import Settings  # noqa: E402
+import bench_core
+from memvault.adapters.local.keys import SqliteKeyStore, load_pepper
+from memvault.adapters.local.sqlite_db import SqliteDatabase
+from memvault.bootstrap import build_services
+from memvault.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"recall_per_s": 300.0, "p95_ms": 50.0}
@@ -104,7 +103,7 @@ def build_data(model: str, size: int, data_dir: Path, cache: Path) -> tuple[str,
 def bodies(n: int, seed: int) -> list[str]:
     import random
 
-    queries = bench_core._distinct(bench_core.QUERIES, n, random.Random(seed))  # noqa: SLF001
+    queries = bench_core._distinct(bench_core.QUERIES, n, random.Random(seed))
     scope = bench_core.SCOPE
     return [
         json.dumps({"agent_id": scope.agent_id, "user_id": scope.user_id, "query": q}, ensure_ascii=False)
@@ -220,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in results:
         ok = r["recall_per_s"] >= TARGETS["recall_per_s"] and r["p95_ms"] <= TARGETS["p95_ms"]
         lines.append(
-            f"| {r['model']} | {r['workload']} | {r['recall_per_s']} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} |"
-            f" {r['p99_ms']:.1f} | {r['non_2xx']} | {'PASS' if ok else 'MISS'} |"
+            f"| {r['model']} | {r['workload']} | {r['recall_per_s']} | {r['p50_ms']:.1f}"
+            f" | {r['p95_ms']:.1f} | {r['p99_ms']:.1f} | {r['non_2xx']} | {'PASS' if ok else 'MISS'} |"
         )
     (args.out / "server_load.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
