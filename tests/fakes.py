@@ -15,7 +15,8 @@ import numpy as np
 from memvault.domain.errors import ValidationError, VersionConflictError
 from memvault.domain.indexing import document_terms
 from memvault.domain.models import Filters, Memory, Page, Scope
-from memvault.ports import Candidate, IdempotencyRecord, ListQuery, Vector
+from memvault.domain.scoring import is_mostly_cjk
+from memvault.ports import Candidate, IdempotencyRecord, ListQuery, ScoringRow, Vector
 
 
 def _visible(m: Memory, f: Filters) -> bool:
@@ -66,6 +67,13 @@ class InMemoryMemoryRepository:
             for m in out:
                 m.embedding = None
         return out
+
+    def scoring_rows(self, scope: Scope, memory_ids: Sequence[str]) -> list[ScoringRow]:
+        store = self._scope(scope)
+        return [
+            ScoringRow(m.id, m.updated_at, m.pinned, m.importance, m.access_count, is_mostly_cjk(m.content))
+            for m in (store[i] for i in dict.fromkeys(memory_ids) if i in store)
+        ]
 
     def find_by_hash(self, scope: Scope, content_hash: str, session_id: str | None) -> Memory | None:
         for m in self._scope(scope).values():

@@ -42,6 +42,7 @@ def test_memory_of_scope_a_is_invisible_through_scope_b(
     m = storage.put(make_memory(A, "secret project codename bluebird", tags=["proj"], pinned=True))
     assert storage.repo.get(other, m.id) is None
     assert storage.repo.get_many(other, [m.id]) == []
+    assert storage.repo.scoring_rows(other, [m.id]) == []
     assert storage.repo.find_by_hash(other, m.content_hash, None) is None
     assert storage.repo.count(other) == 0
     assert storage.repo.list_page(other, ListQuery()).items == []
@@ -260,3 +261,14 @@ def test_keyword_filters_hold_when_many_better_matches_are_filtered_out(
     ]
     hits = storage.index.search_keyword(A, analyze("kafka"), limit=10, filters=Filters(types=("todo",)))
     assert {h.id for h in hits} == {t.id for t in todos}
+
+
+def test_scoring_rows_carry_the_signals_recall_needs(storage: Storage, make_memory: MemoryFactory) -> None:
+    en = storage.put(make_memory(A, "plain english", importance=0.9, pinned=True))
+    zh = storage.put(make_memory(A, "用户喜欢小狗", updated_at=T0 + timedelta(days=1)))
+    storage.repo.touch(A, [zh.id], T0)
+    rows = {r.id: r for r in storage.repo.scoring_rows(A, [en.id, zh.id, "01ARZ3NDEKTSV4RRFFQ69G5FAV"])}
+    assert set(rows) == {en.id, zh.id}
+    assert (rows[en.id].importance, rows[en.id].pinned, rows[en.id].cjk) == (0.9, True, False)
+    assert rows[zh.id].cjk is True and rows[zh.id].access_count == 1
+    assert rows[zh.id].updated_at == T0 + timedelta(days=1)

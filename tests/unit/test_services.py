@@ -323,3 +323,13 @@ def test_snapshot_block_estimate_matches_and_fits_any_content(
         svc.memories.save(S, SaveCommand(type="fact", content=text[:2000], pinned=i % 3 == 0))
     snap = svc.snapshot.snapshot(S, SnapshotRequest(trigger="anything", token_budget=budget))
     assert snap.tokens == estimate_tokens(snap.prompt_block) <= budget
+
+
+def test_mmr_trades_a_redundant_hit_for_a_different_one(svc: Services) -> None:
+    a = save(svc, "kafka broker tuning notes part one alpha", type="fact")
+    twin = save(svc, "kafka broker tuning notes part one alpha!", type="episode")
+    c = save(svc, "notes on kafka broker tuning for the consumer lag dashboard and alerting", type="fact")
+    plain = [h.memory.id for h in recall(svc, "kafka broker tuning", top_k=2, min_score=0.0).hits]
+    diverse = [h.memory.id for h in recall(svc, "kafka broker tuning", top_k=2, min_score=0.0, mmr=True).hits]
+    assert set(plain) == {a, twin}
+    assert diverse == [plain[0], c]

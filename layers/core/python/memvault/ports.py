@@ -46,6 +46,18 @@ class IdempotencyRecord:
     created_at: datetime
 
 
+@dataclass(frozen=True)
+class ScoringRow:
+    """What recall needs of a candidate to score it, without parsing the whole record."""
+
+    id: str
+    updated_at: datetime
+    pinned: bool
+    importance: float
+    access_count: int
+    cjk: bool  # content is mostly CJK (picks the calibration's language bucket)
+
+
 class Clock(Protocol):
     def now(self) -> datetime: ...
 
@@ -83,6 +95,10 @@ class MemoryRepository(Protocol):
     ) -> list[Memory]:
         """The memories of ``scope`` among ``memory_ids`` (missing or foreign ids are skipped);
         ``embedding`` is left empty unless ``with_embeddings`` (it dominates the parse cost)."""
+        ...
+
+    def scoring_rows(self, scope: Scope, memory_ids: Sequence[str]) -> list[ScoringRow]:
+        """Scoring signals of the memories of ``scope`` among ``memory_ids`` (others skipped)."""
         ...
 
     def find_by_hash(self, scope: Scope, content_hash: str, session_id: str | None) -> Memory | None: ...

@@ -41,10 +41,10 @@ _EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memvault-que
 
 
 @dataclass
-class Ranked:
-    """One scored candidate, before it becomes a RecallHit."""
+class Scored:
+    """One scored candidate (scored from its ScoringRow, before its record is loaded)."""
 
-    memory: Memory
+    id: str
     vector: float
     keyword: float
     relevance: float
@@ -54,6 +54,13 @@ class Ranked:
     @property
     def score(self) -> float:
         return self.relevance * self.decay * self.boost
+
+
+@dataclass
+class Ranked(Scored):
+    """A winning candidate with its record."""
+
+    memory: Memory
 
 
 class RecallService:
@@ -160,50 +167,54 @@ class RecallService:
                 retrievers.append("vector")
 
         ids = list(dict.fromkeys([*keyword_ranks, *vector_ranks]))
-        memories = self.repo.get_many(scope, ids, with_embeddings=query.mmr)
-        scored: list[Ranked] = []
+        # Score every candidate from its scoring row; parse whole records only for the winners.
+        scored: list[Scored] = []
         query_cjk = is_mostly_cjk(query.query)
-        for m in memories:
-            cosine = cosines.get(m.id)
+        for row in self.repo.scoring_rows(scope, ids):
+            cosine = cosines.get(row.id)
             v = 0.0
             if cosine is not None:
-                v = self.calibration.relevance(cosine, lang_bucket(query_cjk, is_mostly_cjk(m.content)))
-            k = keyword_relevance(keyword_ratio.get(m.id, 0.0), s.keyword_half)
+                v = self.calibration.relevance(cosine, lang_bucket(query_cjk, row.cjk))
+            k = keyword_relevance(keyword_ratio.get(row.id, 0.0), s.keyword_half)
             if query.mode == "keyword":
                 relevance = k
             elif query.mode == "vector":
                 relevance = v
             elif query.mode == "rrf":
-                relevance = rrf([keyword_ranks.get(m.id), vector_ranks.get(m.id)])
+                relevance = rrf([keyword_ranks.get(row.id), vector_ranks.get(row.id)])
             elif s.fusion == "linear":
                 relevance = fuse_linear(v, k, w_vector=s.w_vector, w_keyword=s.w_keyword)
             else:
                 relevance = fuse(v, k, w_vector=s.w_vector, w_keyword=s.w_keyword)
             scored.append(
-                Ranked(
-                    memory=m,
+                Scored(
+                    id=row.id,
                     vector=v,
                     keyword=k,
                     relevance=relevance,
                     decay=decay(
-                        m.updated_at,
+                        row.updated_at,
                         now,
                         half_life_days=s.half_life_days,
                         floor=s.decay_floor,
-                        pinned=m.pinned,
+                        pinned=row.pinned,
                     ),
-                    boost=boost(m.importance, m.access_count),
+                    boost=boost(row.importance, row.access_count),
                 )
             )
         min_score = s.min_score if query.min_score is None else query.min_score
         scored = [x for x in scored if x.relevance >= min_score]
-        scored.sort(key=lambda x: (-x.score, x.memory.id))
-        if query.mmr and len(scored) > 1:
-            pool = scored[:depth]
+        scored.sort(key=lambda x: (-x.score, x.id))
+        pool = scored[:depth] if query.mmr else scored[:limit]
+        records = {
+            m.id: m for m in self.repo.get_many(scope, [x.id for x in pool], with_embeddings=query.mmr)
+        }
+        # a record deleted since the candidates were scored drops out
+        ranked = [Ranked(**vars(x), memory=records[x.id]) for x in pool if x.id in records]
+        if query.mmr and len(ranked) > 1:
             vecs = np.array(
-                [x.memory.embedding or [0.0] * self.embedder.dimension for x in pool], dtype=np.float32
+                [x.memory.embedding or [0.0] * self.embedder.dimension for x in ranked], dtype=np.float32
             )
-            scored = [
-                pool[i] for i in mmr_order([x.score for x in pool], vecs, k=limit, lambda_=s.mmr_lambda)
-            ]
-        return scored[:limit], degraded, retrievers
+            order = mmr_order([x.score for x in ranked], vecs, k=limit, lambda_=s.mmr_lambda)
+            ranked = [ranked[i] for i in order]
+        return ranked[:limit], degraded, retrievers

@@ -32,6 +32,8 @@ MIGRATIONS: tuple[str, ...] = (
         updated_at TEXT NOT NULL,
         expires_at TEXT,
         version INTEGER NOT NULL,
+        importance REAL NOT NULL,
+        cjk INTEGER NOT NULL,
         access_count INTEGER NOT NULL DEFAULT 0,
         accessed_at TEXT,
         body TEXT NOT NULL,

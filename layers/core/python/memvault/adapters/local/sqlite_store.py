@@ -26,7 +26,8 @@ from memvault.adapters.local.sqlite_db import SqliteDatabase
 from memvault.domain.errors import ValidationError, VersionConflictError
 from memvault.domain.indexing import document_terms
 from memvault.domain.models import Filters, Memory, Page, Scope
-from memvault.ports import Candidate, IdempotencyRecord, ListQuery, Vector
+from memvault.domain.scoring import is_mostly_cjk
+from memvault.ports import Candidate, IdempotencyRecord, ListQuery, ScoringRow, Vector
 
 _BODY_EXCLUDE = {"embedding", "access_count", "accessed_at"}
 
@@ -132,6 +133,32 @@ class SqliteMemoryRepository:
             .fetchall()
         )
         return [_row_to_memory(r) for r in rows]
+
+    def scoring_rows(self, scope: Scope, memory_ids: Sequence[str]) -> list[ScoringRow]:
+        if not memory_ids:
+            return []
+        ids = list(dict.fromkeys(memory_ids))
+        marks = ",".join("?" * len(ids))
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT id, updated_at, pinned, importance, access_count, cjk FROM memories"
+                f" WHERE +scope_key = ? AND id IN ({marks})",
+                (scope.key, *ids),
+            )
+            .fetchall()
+        )
+        return [
+            ScoringRow(
+                id=r[0],
+                updated_at=datetime.fromisoformat(r[1]),
+                pinned=bool(r[2]),
+                importance=float(r[3]),
+                access_count=int(r[4]),
+                cjk=bool(r[5]),
+            )
+            for r in rows
+        ]
 
     def find_by_hash(self, scope: Scope, content_hash: str, session_id: str | None) -> Memory | None:
         row = (
@@ -279,8 +306,8 @@ class SqliteMemoryRepository:
         cur = tx.execute(
             "INSERT INTO memories (id, scope_key, tenant_id, agent_id, user_id, session_id, type, name,"
             " content_hash, archived, pinned, security_rank, created_at, updated_at, expires_at, version,"
-            " access_count, accessed_at, body, embedding, embedding_model, seq)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " importance, cjk, access_count, accessed_at, body, embedding, embedding_model, seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory.id,
                 memory.scope.key,
@@ -314,7 +341,8 @@ class SqliteMemoryRepository:
             seq = self.db.next_seq(tx)
             tx.execute(
                 "UPDATE memories SET type = ?, name = ?, content_hash = ?, archived = ?, pinned = ?,"
-                " security_rank = ?, created_at = ?, updated_at = ?, expires_at = ?, version = ?, body = ?,"
+                " security_rank = ?, created_at = ?, updated_at = ?, expires_at = ?, version = ?,"
+                " importance = ?, cjk = ?, body = ?,"
                 " embedding = ?, embedding_model = ?, session_id = ?, seq = ? WHERE rowid = ?",
                 (
                     *self._columns(memory),
@@ -378,6 +406,8 @@ class SqliteMemoryRepository:
             _ts(memory.updated_at),
             _ts(memory.expires_at),
             memory.version,
+            memory.importance,
+            int(is_mostly_cjk(memory.content)),
         )
 
     @staticmethod
