@@ -14,11 +14,12 @@ from memvault.domain.models import BUILTIN_TYPES, DEFAULT_MAX_CONTENT, HARD_MAX_
 
 class RecallSettings(BaseModel):
     fusion: Literal["noisy_or", "linear", "rrf"] = "noisy_or"
-    w_vector: float = Field(default=0.7, ge=0.0, le=1.0)
-    w_keyword: float = Field(default=0.3, ge=0.0, le=1.0)
-    keyword_half: float = Field(default=0.5, gt=0.0)
-    half_life_days: float = Field(default=30.0, gt=0.0)
-    decay_floor: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Defaults tuned on the LoCoMo development split (DECISIONS.md 13, bench/results/fusion_tuning.md)
+    w_vector: float = Field(default=0.3, ge=0.0, le=1.0)
+    w_keyword: float = Field(default=0.7, ge=0.0, le=1.0)
+    keyword_half: float = Field(default=0.25, gt=0.0)
+    half_life_days: float = Field(default=365.0, gt=0.0)
+    decay_floor: float = Field(default=0.9, ge=0.0, le=1.0)
     min_score: float = Field(default=0.3, ge=0.0, le=1.0)
     candidate_floor: int = Field(default=50, ge=1, le=1000)
     candidate_per_k: int = Field(default=4, ge=1, le=50)
