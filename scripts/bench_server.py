@@ -111,11 +111,23 @@ def bodies(n: int, seed: int) -> list[str]:
     ]
 
 
-def start_server(model: str, data_dir: Path, port: int, threads: int) -> subprocess.Popen[bytes]:
+def start_server(
+    model: str, data_dir: Path, port: int, threads: int, workers: int
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "MEMVAULT_EMBEDDER": model}
     proc = subprocess.Popen(
-        [str(ROOT / ".venv" / "bin" / "memvault"), "--data-dir", str(data_dir), "serve", "--port", str(port),
-         "--threads", str(threads)],
+        [
+            str(ROOT / ".venv" / "bin" / "memvault"),
+            "--data-dir",
+            str(data_dir),
+            "serve",
+            "--port",
+            str(port),
+            "--threads",
+            str(threads),
+            "--workers",
+            str(workers),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -132,16 +144,29 @@ def start_server(model: str, data_dir: Path, port: int, threads: int) -> subproc
     raise SystemExit("server did not start")
 
 
-def run_wrk(wrk: str, port: int, key: str, body_file: Path, lua: Path, connections: int, duration: int
-            ) -> dict[str, Any]:
+def run_wrk(
+    wrk: str, port: int, key: str, body_file: Path, lua: Path, connections: int, duration: int
+) -> dict[str, Any]:
     env = {**os.environ, "MEMVAULT_KEY": key, "MEMVAULT_BODIES": str(body_file)}
     proc = subprocess.run(
-        [wrk, "-t1", f"-c{connections}", f"-d{duration}s", "--timeout", "10s", "-s", str(lua),
-         f"http://127.0.0.1:{port}"],
-        env=env, capture_output=True, text=True, check=True,
+        [
+            wrk,
+            "-t1",
+            f"-c{connections}",
+            f"-d{duration}s",
+            "--timeout",
+            "10s",
+            "-s",
+            str(lua),
+            f"http://127.0.0.1:{port}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     line = next(x for x in proc.stderr.splitlines() if x.startswith("WRKJSON "))
-    data: dict[str, Any] = json.loads(line[len("WRKJSON "):])
+    data: dict[str, Any] = json.loads(line[len("WRKJSON ") :])
     seconds = data["duration_us"] / 1e6
     return {
         "requests": data["requests"],
@@ -163,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", nargs="+", default=["e5", "use"])
     ap.add_argument("--connections", type=int, default=8)
     ap.add_argument("--duration", type=int, default=20)
-    ap.add_argument("--threads", type=int, default=8, help="server threads")
+    ap.add_argument("--threads", type=int, default=8, help="server threads per process")
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="server processes to compare")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = ap.parse_args(argv)
     wrk = ensure_wrk()
@@ -181,27 +207,37 @@ def main(argv: list[str] | None = None) -> int:
             data_dir = work / f"data-{model}"
             print(f"[{model}] building {args.size} memories")
             key, corpus = build_data(model, args.size, data_dir, cache)
-            port = free_port()
-            server = start_server(model, data_dir, port, args.threads)
-            try:
-                # warm-up: load the scope's matrix and the model, fill the cache with the repeated set
-                run_wrk(wrk, port, key, repeated, lua, 2, 3)
-                for workload, body_file in (("repeated", repeated), ("unique", unique)):
-                    r = run_wrk(wrk, port, key, body_file, lua, args.connections, args.duration)
-                    r.update(model=model, workload=workload, size=args.size, connections=args.connections)
-                    print(f"[{model}] {workload}: {r['recall_per_s']} recalls/s, p95 {r['p95_ms']:.1f} ms,"
-                          f" non-2xx {r['non_2xx']}")
-                    results.append(r)
-            finally:
-                server.send_signal(signal.SIGTERM)
-                server.wait(timeout=30)
+            for workers in args.workers:
+                port = free_port()
+                server = start_server(model, data_dir, port, args.threads, workers)
+                try:
+                    # warm-up: load each process's matrix and model, fill the caches with the repeated set
+                    run_wrk(wrk, port, key, repeated, lua, 2 * workers, 3)
+                    for workload, body_file in (("repeated", repeated), ("unique", unique)):
+                        r = run_wrk(wrk, port, key, body_file, lua, args.connections, args.duration)
+                        r.update(
+                            model=model,
+                            workload=workload,
+                            size=args.size,
+                            connections=args.connections,
+                            workers=workers,
+                        )
+                        print(
+                            f"[{model} x{workers}] {workload}: {r['recall_per_s']} recalls/s,"
+                            f" p95 {r['p95_ms']:.1f} ms, non-2xx {r['non_2xx']}"
+                        )
+                        results.append(r)
+                finally:
+                    server.send_signal(signal.SIGTERM)
+                    server.wait(timeout=30)
             results[-1]["corpus"] = corpus
     report = {
         "generated_at": datetime.now(UTC).isoformat(),
         "command": "python scripts/bench_server.py " + " ".join(argv or sys.argv[1:]),
         "machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]},
-        "setup": f"memvault serve (waitress, {args.threads} threads) and wrk (1 thread, {args.connections}"
-                 f" connections, {args.duration} s per workload) on the same 2-core machine, loopback",
+        "setup": f"memvault serve ({args.threads} threads per process; 1 process: waitress, more: gunicorn)"
+        f" and wrk (1 thread, {args.connections}"
+        f" connections, {args.duration} s per workload) on the same 2-core machine, loopback",
         "targets": TARGETS,
         "results": results,
     }
@@ -213,13 +249,13 @@ def main(argv: list[str] | None = None) -> int:
         f"Command: `{report['command']}`. {report['setup']}. {args.size} memories in one scope.",
         "Targets: >= 300 recalls/s and p95 <= 50 ms with 8 concurrent clients.",
         "",
-        "| model | workload | recalls/s | p50 ms | p95 ms | p99 ms | non-2xx | target |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | processes | workload | recalls/s | p50 ms | p95 ms | p99 ms | non-2xx | target |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         ok = r["recall_per_s"] >= TARGETS["recall_per_s"] and r["p95_ms"] <= TARGETS["p95_ms"]
         lines.append(
-            f"| {r['model']} | {r['workload']} | {r['recall_per_s']} | {r['p50_ms']:.1f}"
+            f"| {r['model']} | {r['workers']} | {r['workload']} | {r['recall_per_s']} | {r['p50_ms']:.1f}"
             f" | {r['p95_ms']:.1f} | {r['p99_ms']:.1f} | {r['non_2xx']} | {'PASS' if ok else 'MISS'} |"
         )
     (args.out / "server_load.md").write_text("\n".join(lines) + "\n")

@@ -32,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8080)
     s.add_argument("--dev", action="store_true", help="no authentication; binds to 127.0.0.1 only")
-    s.add_argument("--threads", type=int, default=8)
+    s.add_argument("--threads", type=int, default=8, help="threads per process")
+    s.add_argument("--workers", type=int, default=1, help="processes (gunicorn when > 1; one per core)")
 
     k = sub.add_parser("keys", help="manage API keys of the local server")
     ksub = k.add_subparsers(dest="keys_cmd", required=True)
@@ -166,7 +167,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.cmd == "serve":
         from memvault.entrypoints.local_server import serve
 
-        serve(args.host, args.port, data_dir=args.data_dir, dev=args.dev, threads=args.threads)
+        serve(
+            args.host,
+            args.port,
+            data_dir=args.data_dir,
+            dev=args.dev,
+            threads=args.threads,
+            workers=args.workers,
+        )
         return 0
     if args.cmd == "keys":
         return _keys(args)

@@ -188,6 +188,18 @@ def _reason(code: int) -> str:
         return "Unknown"
 
 
+def build_app(settings: Any, *, dev: bool) -> Callable[..., Iterable[bytes]]:
+    """The composed WSGI application for ``settings`` (one per process)."""
+    from memvault.adapters.local.keys import SqliteKeyStore, load_pepper
+    from memvault.adapters.local.sqlite_db import SqliteDatabase
+    from memvault.bootstrap import build_services
+
+    svc = build_services(settings)
+    api.use_services(lambda: svc)
+    keys = SqliteKeyStore(SqliteDatabase(settings.database_path), load_pepper(settings.data_dir / "pepper"))
+    return make_wsgi_app(keys.authenticate, dev=dev)
+
+
 def serve(
     host: str,
     port: int,
@@ -195,25 +207,39 @@ def serve(
     data_dir: str | None = None,
     dev: bool = False,
     threads: int = 8,
+    workers: int = 1,
     ready: Callable[[int], None] | None = None,
 ) -> None:
-    """Run the server until SIGINT/SIGTERM; in-flight requests finish before it exits."""
-    from waitress.server import create_server
+    """Run the server until SIGINT/SIGTERM; in-flight requests finish before it exits.
 
-    from memvault.adapters.local.keys import SqliteKeyStore, load_pepper
-    from memvault.adapters.local.sqlite_db import SqliteDatabase
-    from memvault.bootstrap import build_services
+    One process (waitress, ``threads`` threads) by default; ``workers`` > 1 runs gunicorn with that
+    many pre-forked processes of ``threads`` threads each, every one with its own model and vector
+    cache over the same SQLite file (WAL; each process sees the others' writes through the write
+    sequence). Python's GIL caps one process at about one core.
+    """
     from memvault.config import Settings, get_settings
 
     settings = get_settings() if data_dir is None else Settings(data_dir=Path(data_dir))
     if dev and host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("--dev runs without authentication: binding to 127.0.0.1 instead of %s", host)
         host = "127.0.0.1"
-    svc = build_services(settings)
-    api.use_services(lambda: svc)
-    keys = SqliteKeyStore(SqliteDatabase(settings.database_path), load_pepper(settings.data_dir / "pepper"))
+    log.info(
+        "memvault %s on http://%s:%s (%s, data %s, %d worker(s) x %d threads)",
+        "dev mode" if dev else "auth",
+        host,
+        port,
+        settings.embedder,
+        settings.data_dir,
+        workers,
+        threads,
+    )
+    if workers > 1:
+        _serve_gunicorn(settings, host, port, dev=dev, threads=threads, workers=workers)
+        return
+    from waitress.server import create_server
+
     server = create_server(
-        make_wsgi_app(keys.authenticate, dev=dev), host=host, port=port, threads=threads, ident="memvault"
+        build_app(settings, dev=dev), host=host, port=port, threads=threads, ident="memvault"
     )
     bound = server.effective_port
 
@@ -223,16 +249,26 @@ def serve(
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    log.info(
-        "memvault %s listening on http://%s:%s (%s, data %s)",
-        "dev mode" if dev else "auth",
-        host,
-        bound,
-        settings.embedder,
-        settings.data_dir,
-    )
     if ready:
         ready(int(bound))
     with contextlib.suppress(OSError):  # closed by the signal handler
         server.run()
     log.info("stopped at %s", datetime.now(UTC).isoformat())
+
+
+def _serve_gunicorn(settings: Any, host: str, port: int, *, dev: bool, threads: int, workers: int) -> None:
+    from gunicorn.app.base import BaseApplication
+
+    class _App(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            self.cfg.set("bind", f"{host}:{port}")
+            self.cfg.set("workers", workers)
+            self.cfg.set("threads", threads)
+            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("graceful_timeout", 30)
+            self.cfg.set("accesslog", None)
+
+        def load(self) -> Callable[..., Iterable[bytes]]:
+            return build_app(settings, dev=dev)  # in each worker, after the fork
+
+    _App().run()
