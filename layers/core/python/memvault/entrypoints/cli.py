@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.api.schemas import MASK
+from memvault.domain.models import RecallResult, Snapshot
 
 SHOW_LEVELS = ("public", "internal")
 
@@ -317,6 +318,27 @@ def _emit(args: argparse.Namespace, out: dict[str, Any]) -> None:
         print(f"deleted {out['id']}")
 
 
+def _recall_out(res: RecallResult) -> dict[str, Any]:
+    hits = [
+        {**h.model_dump(mode="json", exclude={"memory"}), "memory": h.memory.public_dict()} for h in res.hits
+    ]
+    return {
+        "_kind": "recall",
+        "hits": hits,
+        "degraded": res.degraded,
+        "retrievers": res.retrievers,
+        "prompt_block": res.prompt_block,
+    }
+
+
+def _snapshot_out(snap: Snapshot) -> dict[str, Any]:
+    items = [
+        {"memory": i.memory.public_dict(), "reason": i.reason, "text": i.text, "tokens": i.tokens}
+        for i in snap.items
+    ]
+    return {"_kind": "snapshot", "items": items, "prompt_block": snap.prompt_block, "tokens": snap.tokens}
+
+
 class LocalBackend:
     def __init__(self, args: argparse.Namespace) -> None:
         from memvault.bootstrap import build_services
@@ -357,16 +379,7 @@ class LocalBackend:
                 },
             )
             res = s.recall.recall(self.scope, q)
-            return {
-                "_kind": "recall",
-                "hits": [
-                    {**h.model_dump(mode="json", exclude={"memory"}), "memory": h.memory.public_dict()}
-                    for h in res.hits
-                ],
-                "degraded": res.degraded,
-                "retrievers": res.retrievers,
-                "prompt_block": res.prompt_block,
-            }
+            return _recall_out(res)
         if cmd == "snapshot":
             snap = s.snapshot.snapshot(
                 self.scope,
@@ -375,15 +388,7 @@ class LocalBackend:
                     {"trigger": args.trigger, "focus": args.focus, "token_budget": args.budget},
                 ),
             )
-            return {
-                "_kind": "snapshot",
-                "items": [
-                    {"memory": i.memory.public_dict(), "reason": i.reason, "text": i.text, "tokens": i.tokens}
-                    for i in snap.items
-                ],
-                "prompt_block": snap.prompt_block,
-                "tokens": snap.tokens,
-            }
+            return _snapshot_out(snap)
         if cmd == "get":
             return {"_kind": "memory", "memory": s.memories.get(self.scope, args.id).public_dict()}
         if cmd == "list":
@@ -454,27 +459,10 @@ class RemoteBackend:
             if args.min_score is not None:
                 opts["min_score"] = args.min_score
             res = c.recall(agent, args.query, user_id=user, **opts)
-            return {
-                "_kind": "recall",
-                "hits": [
-                    {**h.model_dump(mode="json", exclude={"memory"}), "memory": h.memory.public_dict()}
-                    for h in res.hits
-                ],
-                "degraded": res.degraded,
-                "retrievers": res.retrievers,
-                "prompt_block": res.prompt_block,
-            }
+            return _recall_out(res)
         if cmd == "snapshot":
             snap = c.snapshot(agent, args.trigger, user_id=user, focus=args.focus, token_budget=args.budget)
-            return {
-                "_kind": "snapshot",
-                "items": [
-                    {"memory": i.memory.public_dict(), "reason": i.reason, "text": i.text, "tokens": i.tokens}
-                    for i in snap.items
-                ],
-                "prompt_block": snap.prompt_block,
-                "tokens": snap.tokens,
-            }
+            return _snapshot_out(snap)
         if cmd == "get":
             return {"_kind": "memory", "memory": c.get(args.id, agent, user_id=user).public_dict()}
         if cmd == "list":
