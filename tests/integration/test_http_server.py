@@ -93,6 +93,8 @@ def test_every_route_round_trip(server: Server) -> None:
     assert len(more) == 2
     result = c.recall("a1", "light mode editor", user_id="u1")
     assert result.hits[0].memory.id == mid
+    c.recall("a1", "light mode editor", user_id="u1")
+    assert c.health()["query_cache"]["hits"] >= 1
     assert result.prompt_block.startswith("<memory-context>")
     snap = c.snapshot("a1", "start of run", user_id="u1", focus="editor")
     assert snap.tokens <= 500 and snap.prompt_block.startswith("## Recent Experience")

@@ -168,8 +168,14 @@ def _not_found(_: Exception) -> Response[str]:
 @app.get("/v1/health", responses=responses(200, HealthResponse, "service health"))
 def health() -> Response[str]:
     svc = services()
-    body = {"status": "ok", "version": __version__, "embedder": svc.embedder.model_id}
-    return _json(200, {**body, "backend": svc.settings.backend})
+    body: dict[str, Any] = {"status": "ok", "version": __version__, "embedder": svc.embedder.model_id}
+    hits, misses = getattr(svc.embedder, "hits", 0), getattr(svc.embedder, "misses", 0)
+    cache = {
+        "hits": hits,
+        "misses": misses,
+        "hit_rate": round(hits / (hits + misses), 4) if hits + misses else 0.0,
+    }
+    return _json(200, {**body, "backend": svc.settings.backend, "query_cache": cache})
 
 
 @app.post("/v1/memories", responses=responses(201, SaveResponse, "created (200: updated or unchanged)"))

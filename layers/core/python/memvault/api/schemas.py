@@ -163,11 +163,18 @@ class SnapshotResponse(BaseModel):
     token_budget: int
 
 
+class QueryCacheStats(BaseModel):
+    hits: int
+    misses: int
+    hit_rate: float
+
+
 class HealthResponse(BaseModel):
     status: str
     version: str
     embedder: str
     backend: str
+    query_cache: QueryCacheStats = Field(description="query-embedding LRU cache counters of this process")
 
 
 ERROR_STATUSES = (400, 401, 403, 404, 409, 412, 413, 422)
