@@ -36,11 +36,11 @@ def build_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "e5":
         from memvault.adapters.embedders.local import E5Embedder
 
-        inner = E5Embedder(threads=settings.embed_threads, document_threads=settings.embed_document_threads)
+        inner = E5Embedder(threads=settings.embed_threads, batch_threads=settings.embed_batch_threads)
     elif settings.embedder == "use":
         from memvault.adapters.embedders.local import UseEmbedder
 
-        inner = UseEmbedder(threads=settings.embed_threads, document_threads=settings.embed_document_threads)
+        inner = UseEmbedder(threads=settings.embed_threads, batch_threads=settings.embed_batch_threads)
     else:
         from memvault.adapters.embedders.hashing import HashingEmbedder
 

@@ -41,7 +41,7 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=lambda: Path.home() / ".memvault")
     embedder: Literal["e5", "use", "hashing"] = "e5"
     embed_threads: int = Field(default=1, ge=1, le=64)
-    embed_document_threads: int = Field(default=2, ge=1, le=64)
+    embed_batch_threads: int = Field(default=2, ge=1, le=64)
     max_content_chars: int = Field(default=DEFAULT_MAX_CONTENT, ge=1, le=HARD_MAX_CONTENT)
     extra_types: list[str] = Field(default_factory=list)
     redact_secrets: bool = True
