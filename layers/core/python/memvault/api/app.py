@@ -46,7 +46,7 @@ from memvault.domain.errors import (
     ValidationError,
     VersionConflictError,
 )
-from memvault.domain.models import Memory, SecurityLevel, UpdateCommand, parse
+from memvault.domain.models import Memory, Scope, SecurityLevel, UpdateCommand, parse
 from memvault.domain.prompt import context_block
 
 log = logging.getLogger("memvault.api")
@@ -93,6 +93,13 @@ def services() -> Services:
 def caller() -> Caller:
     ctx = app.current_event.request_context.authorizer.raw_event
     return Caller.from_context(ctx)
+
+
+def authorize(role: str, agent_id: str, user_id: str) -> tuple[Caller, Scope]:
+    """The caller, checked for ``role``, and the scope it asks for (its agents only)."""
+    who = caller()
+    who.require(role)
+    return who, who.scope(agent_id, user_id)
 
 
 def error_response(status: int, code: str, message: str, field: str | None = None) -> Response[str]:
@@ -211,9 +218,8 @@ def get_memory(
     agent_id: Annotated[str, Query(max_length=128)],
     user_id: Annotated[str, Query(max_length=128)] = "",
 ) -> Response[str]:
-    who = caller()
-    who.require("read")
-    memory = services().memories.get(who.scope(agent_id, user_id), memory_id)
+    who, scope = authorize("read", agent_id, user_id)
+    memory = services().memories.get(scope, memory_id)
     return _json(200, _view(memory, who), headers={"ETag": str(memory.version)})
 
 
@@ -223,8 +229,7 @@ def update_memory(
     agent_id: Annotated[str, Query(max_length=128)],
     user_id: Annotated[str, Query(max_length=128)] = "",
 ) -> Response[str]:
-    who = caller()
-    who.require("write")
+    who, scope = authorize("write", agent_id, user_id)
     command = parse(UpdateCommand, app.current_event.json_body)
     if_match = app.current_event.headers.get("If-Match") or app.current_event.headers.get("if-match")
     expected = None
@@ -233,9 +238,7 @@ def update_memory(
             expected = int(if_match.strip('"W/ '))
         except ValueError:
             raise ValidationError("If-Match: must be a memory version number", field="If-Match") from None
-    memory = services().memories.update(
-        who.scope(agent_id, user_id), memory_id, command, expected_version=expected
-    )
+    memory = services().memories.update(scope, memory_id, command, expected_version=expected)
     return _json(200, _view(memory, who), headers={"ETag": str(memory.version)})
 
 
@@ -245,9 +248,8 @@ def delete_memory(
     agent_id: Annotated[str, Query(max_length=128)],
     user_id: Annotated[str, Query(max_length=128)] = "",
 ) -> Response[str]:
-    who = caller()
-    who.require("write")
-    services().memories.delete(who.scope(agent_id, user_id), memory_id)
+    _, scope = authorize("write", agent_id, user_id)
+    services().memories.delete(scope, memory_id)
     return Response(status_code=204, content_type="application/json", body="")
 
 
@@ -262,10 +264,9 @@ def list_memories(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response[str]:
-    who = caller()
-    who.require("read")
+    who, scope = authorize("read", agent_id, user_id)
     page = services().memories.list_page(
-        who.scope(agent_id, user_id),
+        scope,
         types=[type] if type else [],
         tags=[tag] if tag else [],
         session_id=session_id,
