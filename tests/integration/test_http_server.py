@@ -3,6 +3,7 @@ over HTTP with the Python client: every route, authentication failures and isola
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import urllib.request
@@ -36,8 +37,12 @@ class Server:
             make_wsgi_app(self.keys.authenticate), host="127.0.0.1", port=0, threads=4
         )
         self.url = f"http://127.0.0.1:{self.server.effective_port}"  # type: ignore[union-attr]
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
+
+    def _run(self) -> None:
+        with contextlib.suppress(OSError):  # close() pulls the socket from under the poll loop
+            self.server.run()
 
     def key(self, tenant: str = "acme", **kw: object) -> str:
         key, _ = self.keys.create(tenant, now=NOW, **kw)  # type: ignore[arg-type]
