@@ -176,6 +176,9 @@ class InMemoryMemoryRepository:
     def get_idempotency(self, tenant_id: str, key: str) -> IdempotencyRecord | None:
         return self._idem.get((tenant_id, key))
 
+    def put_idempotency(self, record: IdempotencyRecord) -> None:
+        self._idem[(record.tenant_id, record.key)] = record
+
     def iter_scope(self, scope: Scope) -> Iterator[Memory]:
         for m in list(self._scope(scope).values()):
             yield copy.deepcopy(m)

@@ -201,6 +201,10 @@ def test_idempotency_record_is_written_with_the_memory(storage: Storage, make_me
     got = storage.repo.get_idempotency("t1", "key-1")
     assert got is not None and got.response["id"] == m.id and got.request_hash == "h"
     assert storage.repo.get_idempotency("t2", "key-1") is None
+    storage.repo.put_idempotency(
+        IdempotencyRecord("t1", "key-2", "h2", {"id": m.id, "action": "unchanged"}, T0)
+    )
+    assert storage.repo.get_idempotency("t1", "key-2").response["action"] == "unchanged"  # type: ignore[union-attr]
 
 
 def test_find_by_name_and_hash_respect_session(storage: Storage, make_memory: MemoryFactory) -> None:

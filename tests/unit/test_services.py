@@ -161,6 +161,14 @@ def test_idempotency_key_replays_and_conflicts(svc: Services) -> None:
     assert svc.repository.count(S) == 1
     with pytest.raises(IdempotencyConflictError):
         svc.memories.save(S, SaveCommand(type="fact", content="other body", idempotency_key="k1"))
+    # a keyed save that changes nothing is remembered too, without a new version
+    again = svc.memories.save(S, SaveCommand(type="fact", content="first write", idempotency_key="k2"))
+    assert again.action == "unchanged"
+    assert (
+        svc.memories.save(S, SaveCommand(type="fact", content="first write", idempotency_key="k2")).action
+        == "unchanged"
+    )
+    assert svc.memories.get(S, a.memory.id).version == 1
 
 
 def test_embedder_outage_stores_pending_and_keyword_recall_still_works(clock: FixedClock) -> None:

@@ -14,7 +14,6 @@ from memvault.domain.text import (
     STOPWORDS,
     analyze,
     date_words,
-    fts_query_terms,
     is_cjk,
     normalize,
 )
@@ -289,25 +288,3 @@ def test_date_words_use_the_datetime_fields_as_given() -> None:
     late = datetime(2023, 5, 8, 23, 30)
     assert "8" in date_words(late)
     assert "9" in date_words(late + timedelta(hours=1))
-
-
-# --- fts_query_terms -------------------------------------------------------------------------
-
-
-def test_fts_query_terms_deduplicate_keeping_first_order() -> None:
-    assert fts_query_terms(["b", "a", "b", "c", "a"]) == ["b", "a", "c"]
-
-
-def test_fts_query_terms_double_embedded_quotes() -> None:
-    assert fts_query_terms(['say"hi', "x"]) == ['say""hi', "x"]
-
-
-def test_fts_query_terms_drop_empty_tokens() -> None:
-    assert fts_query_terms(["", "a", ""]) == ["a"]
-
-
-@given(st.lists(st.text(max_size=8), max_size=10))
-def test_fts_query_terms_are_safe_inside_double_quotes(tokens: list[str]) -> None:
-    for term in fts_query_terms(tokens):
-        assert term
-        assert term.replace('""', "").count('"') == 0

@@ -139,6 +139,10 @@ class MemoryRepository(Protocol):
 
     def get_idempotency(self, tenant_id: str, key: str) -> IdempotencyRecord | None: ...
 
+    def put_idempotency(self, record: IdempotencyRecord) -> None:
+        """Remember a response for an idempotency key (when no memory was written)."""
+        ...
+
     def iter_scope(self, scope: Scope) -> Iterator[Memory]:
         """Every memory of the scope (rebuilds, degraded scoring, export)."""
         ...

@@ -20,7 +20,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from memvault import __version__
 from memvault.api.caller import Caller
 from memvault.api.schemas import (
-    MASK,
     BatchBody,
     BatchResponse,
     HealthResponse,
@@ -32,6 +31,7 @@ from memvault.api.schemas import (
     SaveResponse,
     SnapshotBody,
     SnapshotResponse,
+    masked,
     memory_view,
     responses,
 )
@@ -46,7 +46,7 @@ from memvault.domain.errors import (
     ValidationError,
     VersionConflictError,
 )
-from memvault.domain.models import Memory, Scope, SecurityLevel, UpdateCommand, parse
+from memvault.domain.models import Memory, Scope, UpdateCommand, parse
 from memvault.domain.prompt import context_block
 
 log = logging.getLogger("memvault.api")
@@ -64,6 +64,9 @@ ERROR_STATUS: dict[type[MemvaultError], int] = {
 }
 
 app = APIGatewayRestResolver(enable_validation=True)
+
+AgentParam = Annotated[str, Query(max_length=128, description="the agent the memory belongs to")]
+UserParam = Annotated[str, Query(max_length=128, description="end user; empty for agent-wide memories")]
 app.enable_swagger(
     path="/docs",
     title="memvault",
@@ -176,11 +179,11 @@ def _not_found(_: Exception) -> Response[str]:
 def health() -> Response[str]:
     svc = services()
     body: dict[str, Any] = {"status": "ok", "version": __version__, "embedder": svc.embedder.model_id}
-    hits, misses = getattr(svc.embedder, "hits", 0), getattr(svc.embedder, "misses", 0)
+    emb = svc.embedder  # a CachedEmbedder unless a test composed another
     cache = {
-        "hits": hits,
-        "misses": misses,
-        "hit_rate": round(hits / (hits + misses), 4) if hits + misses else 0.0,
+        "hits": getattr(emb, "hits", 0),
+        "misses": getattr(emb, "misses", 0),
+        "hit_rate": round(getattr(emb, "hit_rate", 0.0), 4),
     }
     return _json(200, {**body, "backend": svc.settings.backend, "query_cache": cache})
 
@@ -215,8 +218,8 @@ def save_batch(body: BatchBody) -> Response[str]:
 @app.get("/v1/memories/<memory_id>", responses=responses(200, MemoryOut, "the memory"))
 def get_memory(
     memory_id: str,
-    agent_id: Annotated[str, Query(max_length=128)],
-    user_id: Annotated[str, Query(max_length=128)] = "",
+    agent_id: AgentParam,
+    user_id: UserParam = "",
 ) -> Response[str]:
     who, scope = authorize("read", agent_id, user_id)
     memory = services().memories.get(scope, memory_id)
@@ -226,8 +229,8 @@ def get_memory(
 @app.patch("/v1/memories/<memory_id>", responses=responses(200, MemoryOut, "the updated memory"))
 def update_memory(
     memory_id: str,
-    agent_id: Annotated[str, Query(max_length=128)],
-    user_id: Annotated[str, Query(max_length=128)] = "",
+    agent_id: AgentParam,
+    user_id: UserParam = "",
 ) -> Response[str]:
     who, scope = authorize("write", agent_id, user_id)
     command = parse(UpdateCommand, app.current_event.json_body)
@@ -245,8 +248,8 @@ def update_memory(
 @app.delete("/v1/memories/<memory_id>", responses=responses(204, None, "deleted"))
 def delete_memory(
     memory_id: str,
-    agent_id: Annotated[str, Query(max_length=128)],
-    user_id: Annotated[str, Query(max_length=128)] = "",
+    agent_id: AgentParam,
+    user_id: UserParam = "",
 ) -> Response[str]:
     _, scope = authorize("write", agent_id, user_id)
     services().memories.delete(scope, memory_id)
@@ -255,8 +258,8 @@ def delete_memory(
 
 @app.get("/v1/memories", responses=responses(200, ListResponse, "a page of memories"))
 def list_memories(
-    agent_id: Annotated[str, Query(max_length=128)],
-    user_id: Annotated[str, Query(max_length=128)] = "",
+    agent_id: AgentParam,
+    user_id: UserParam = "",
     type: Annotated[str | None, Query(max_length=32)] = None,
     tag: Annotated[str | None, Query(max_length=64)] = None,
     session_id: Annotated[str | None, Query(max_length=128)] = None,
@@ -285,14 +288,14 @@ def recall(body: RecallBody) -> Response[str]:
     hits = [
         {**h.model_dump(mode="json", exclude={"memory"}), "memory": _view(h.memory, who)} for h in result.hits
     ]
-    masked = [_masked(h.memory, who.clearance) for h in result.hits]
+    shown = [masked(h.memory, who.clearance) for h in result.hits]
     return _json(
         200,
         {
             "hits": hits,
             "degraded": result.degraded,
             "retrievers": result.retrievers,
-            "prompt_block": context_block(masked),
+            "prompt_block": context_block(shown),
         },
     )
 
@@ -317,12 +320,6 @@ def snapshot(body: SnapshotBody) -> Response[str]:
             "token_budget": snap.token_budget,
         },
     )
-
-
-def _masked(memory: Memory, clearance: SecurityLevel) -> Memory:
-    if memory.security_level.rank <= clearance.rank:
-        return memory
-    return memory.model_copy(update={"content": MASK, "name": None, "description": None})
 
 
 def openapi_json() -> str:

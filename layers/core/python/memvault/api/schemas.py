@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memvault.domain.models import (
     ID_PATTERN,
     MAX_BATCH,
+    Memory,
     RecallQuery,
     SaveCommand,
     SecurityLevel,
@@ -70,16 +71,28 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+def _masked_fields(
+    level: str, clearance: SecurityLevel, name: str | None, description: str | None
+) -> dict[str, Any]:
+    """The one masking rule: above the caller's clearance, content, name and description are
+    replaced by ``[CONFIDENTIAL]`` ({} when the caller may see the memory)."""
+    if SecurityLevel(level).rank <= clearance.rank:
+        return {}
+    return {"content": MASK, "name": MASK if name else None, "description": MASK if description else None}
+
+
 def memory_view(memory: dict[str, Any], clearance: SecurityLevel) -> dict[str, Any]:
-    """A memory as the caller may see it: content masked above the caller's clearance."""
-    if SecurityLevel(memory["security_level"]).rank > clearance.rank:
-        memory = {
-            **memory,
-            "content": MASK,
-            "name": MASK if memory.get("name") else None,
-            "description": MASK if memory.get("description") else None,
-        }
-    return memory
+    """A memory (as a dict) as the caller may see it."""
+    hidden = _masked_fields(
+        memory["security_level"], clearance, memory.get("name"), memory.get("description")
+    )
+    return {**memory, **hidden}
+
+
+def masked(memory: Memory, clearance: SecurityLevel) -> Memory:
+    """A memory as the caller may see it (for prompt blocks)."""
+    hidden = _masked_fields(memory.security_level, clearance, memory.name, memory.description)
+    return memory.model_copy(update=hidden) if hidden else memory
 
 
 # -- responses (documented in the OpenAPI document and checked by the fuzz test) --------------

@@ -11,7 +11,7 @@ patterns matches (and, if the rule names a ``check``, the matched text passes th
 (``passport`` matches ``passports`` but ``pin`` would not match ``spin``); other keywords (Chinese)
 match anywhere.
 
-Pure functions only: no I/O, no third-party dependencies.
+Pure functions only: no I/O.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from memvault.domain.models import SecurityLevel
 from memvault.domain.text import normalize
 
 __all__ = [
@@ -34,14 +35,14 @@ __all__ = [
     "luhn_valid",
 ]
 
-SECURITY_LEVELS: tuple[str, ...] = ("public", "internal", "confidential", "restricted")
-"""Security levels, lowest first."""
+SECURITY_LEVELS: tuple[str, ...] = tuple(level.value for level in SecurityLevel)
+"""Security levels, lowest first (the values of :class:`~memvault.domain.models.SecurityLevel`)."""
 
 
 def level_rank(level: str) -> int:
     """Position of ``level`` in :data:`SECURITY_LEVELS` (``public`` is 0). Unknown -> ``ValueError``."""
     try:
-        return SECURITY_LEVELS.index(level)
+        return SecurityLevel(level).rank
     except ValueError:
         raise ValueError(f"unknown security level {level!r}; expected one of {SECURITY_LEVELS}") from None
 

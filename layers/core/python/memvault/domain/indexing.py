@@ -18,10 +18,13 @@ def content_hash(type_: str, content: str) -> str:
     return hashlib.sha256(f"{type_}\x00{norm}".encode()).hexdigest()
 
 
+def embedding_text(name: str | None, description: str | None, content: str) -> str:
+    """The text a memory is embedded and keyword-indexed by: name, description, content."""
+    return "\n".join(p for p in (name, description, content) if p)
+
+
 def document_text(memory: Memory) -> str:
-    """The text a memory is embedded and keyword-indexed by."""
-    parts = [memory.name or "", memory.description or "", memory.content]
-    return "\n".join(p for p in parts if p)
+    return embedding_text(memory.name, memory.description, memory.content)
 
 
 def document_terms(memory: Memory) -> list[str]:

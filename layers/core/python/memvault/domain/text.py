@@ -44,7 +44,6 @@ __all__ = [
     "STOPWORDS",
     "analyze",
     "date_words",
-    "fts_query_terms",
     "is_cjk",
     "normalize",
 ]
@@ -259,16 +258,4 @@ def date_words(dt: datetime) -> list[str]:
     for phrase in phrases:
         for token in analyze(phrase):
             seen.setdefault(token, None)
-    return list(seen)
-
-
-def fts_query_terms(tokens: list[str]) -> list[str]:
-    """Unique non-empty ``tokens`` in first-seen order, each escaped for an FTS5 ``"..."`` string.
-
-    The caller wraps each term in double quotes; the only escape FTS5 needs inside is ``""``.
-    """
-    seen: dict[str, None] = {}
-    for token in tokens:
-        if token:
-            seen.setdefault(token.replace('"', '""'), None)
     return list(seen)

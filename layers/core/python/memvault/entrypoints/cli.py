@@ -13,10 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memvault.api.schemas import MASK
-from memvault.domain.models import RecallResult, Snapshot
-
-SHOW_LEVELS = ("public", "internal")
+from memvault.api.schemas import memory_view
+from memvault.domain.models import RecallResult, SecurityLevel, Snapshot
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -120,9 +118,8 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _mask(memory: dict[str, Any], show: bool) -> dict[str, Any]:
-    if show or memory.get("security_level") in SHOW_LEVELS:
-        return memory
-    return {**memory, "content": MASK}
+    """The CLI shows public and internal content; confidential and above only when asked."""
+    return memory_view(memory, SecurityLevel.RESTRICTED if show else SecurityLevel.INTERNAL)
 
 
 def _print_table(rows: list[dict[str, Any]], cols: list[str]) -> None:

@@ -21,7 +21,7 @@ from memvault.domain.errors import (
     ValidationError,
     VersionConflictError,
 )
-from memvault.domain.indexing import content_hash, document_text
+from memvault.domain.indexing import content_hash, document_text, embedding_text
 from memvault.domain.models import (
     MAX_BATCH,
     MAX_PAGE,
@@ -127,7 +127,10 @@ class MemoryService:
                 results[i] = replay
             else:
                 pending.append(i)
-        vectors = self._embed([self._text_of(prepared[i]) for i in pending])
+        texts = [
+            embedding_text(prepared[i].name, prepared[i].description, prepared[i].content) for i in pending
+        ]
+        vectors = self._embed(texts)
         for j, i in enumerate(pending):
             results[i] = self._store(scope, prepared[i], None if vectors is None else vectors[j], trusted)
         return [r for r in results if r is not None]
@@ -167,9 +170,6 @@ class MemoryService:
         return _Prepared(
             command, content, name, description, level, flags, content_hash(command.type, content)
         )
-
-    def _text_of(self, p: _Prepared) -> str:
-        return "\n".join(x for x in (p.name, p.description, p.content) if x)
 
     def _embed(self, texts: list[str]) -> Vector | None:
         if not texts:
@@ -282,8 +282,8 @@ class MemoryService:
         elif action == "updated":
             assert expected_version is not None
             self.repo.update(memory, expected_version, idem)
-        elif idem is not None:  # unchanged, but remember the answer for retries
-            self.repo.update(memory, memory.version, idem)
+        elif idem is not None:  # unchanged: only remember the answer for retries
+            self.repo.put_idempotency(idem)
         if action != "unchanged" and not self.index.maintained_by_repository:
             self.index.upsert([memory])
         return SaveResult(memory=memory, action=action)

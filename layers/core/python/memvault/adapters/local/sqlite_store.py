@@ -268,6 +268,10 @@ class SqliteMemoryRepository:
             created_at=datetime.fromisoformat(row["created_at"].replace("Z", "+00:00")),
         )
 
+    def put_idempotency(self, record: IdempotencyRecord) -> None:
+        with self.db.transaction() as tx:
+            self._put_idempotency(tx, record)
+
     def iter_scope(self, scope: Scope) -> Iterator[Memory]:
         last = -1
         while True:
